@@ -1,0 +1,113 @@
+"""Command line: ``python -m rfc_shared {status,materialize,workspace,refresh,export}``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+
+def _status(args: argparse.Namespace) -> int:
+    from . import overlay
+    from .base import installed_torch_base
+
+    if args.import_torch:
+        import torch  # noqa: F401  (activates the overlay the environment selects)
+    info = overlay.report()
+    info["installed_torch"] = str(installed_torch_base())
+    print(json.dumps(info, indent=2))
+    return 0
+
+
+def _materialize(args: argparse.Namespace) -> int:
+    from .authoring import materialize
+    from .slices import discover_slices, parse_selection, resolve
+
+    installed = discover_slices()
+    names = parse_selection(args.slices or os.environ.get("TORCH_RFC_SLICES"), installed)
+    stack = resolve(names, installed) if names else []
+    changed = materialize(args.dest, stack)
+    print(f"wrote the torch tree with {', '.join(s.name for s in stack) or 'no slices'} "
+          f"applied to {args.dest}; {len(changed)} file(s) patched:")
+    for path in changed:
+        print(f"  {path}")
+    return 0
+
+
+def _workspace(args: argparse.Namespace) -> int:
+    from .authoring import project_root, workspace
+
+    dest = args.dest or project_root() / ".workspace" / args.slice
+    print(f"seeding {dest} with pristine torch sources and the series ...", flush=True)
+    workspace(args.slice, dest)
+    print(
+        f"workspace ready: {dest}\n"
+        "  tags: base (pristine), deps (dependency slices applied); HEAD has the slice.\n"
+        "  Edit and commit there (one commit per patch), then run:\n"
+        f"  nox -s refresh -- {args.slice}"
+    )
+    return 0
+
+
+def _refresh(args: argparse.Namespace) -> int:
+    from .authoring import project_root, refresh
+
+    repo = args.workspace or project_root() / ".workspace" / args.slice
+    for patch in refresh(args.slice, repo):
+        print(f"wrote {patch}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .authoring import export, project_root
+
+    out = args.out or project_root() / "dist" / "export"
+    dest = export(args.slice, out)
+    for patch in sorted(dest.glob("*.patch")):
+        print(f"  {patch.name}")
+    print(f"exported slice {args.slice} to {dest} (checked with git am on a pristine base)")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rfc_shared", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("status", help="print what the overlay serves, as JSON")
+    p.add_argument("--import-torch", action="store_true", help="import torch first")
+    p.set_defaults(run=_status)
+
+    p = sub.add_parser("materialize", help="write the patched torch .py tree")
+    p.add_argument("dest", type=Path)
+    p.add_argument("--slices", help="comma-separated slices (default: TORCH_RFC_SLICES)")
+    p.set_defaults(run=_materialize)
+
+    p = sub.add_parser("workspace", help="git work tree to author a slice in")
+    p.add_argument("slice")
+    p.add_argument("--dest", type=Path)
+    p.set_defaults(run=_workspace)
+
+    p = sub.add_parser("refresh", help="regenerate a slice's series from its workspace")
+    p.add_argument("slice")
+    p.add_argument("--workspace", type=Path)
+    p.set_defaults(run=_refresh)
+
+    p = sub.add_parser("export", help="write a slice as a git-am-able series with tests")
+    p.add_argument("slice")
+    p.add_argument("--out", type=Path)
+    p.set_defaults(run=_export)
+
+    args = parser.parse_args(argv)
+    from .slices import SliceError
+
+    try:
+        return args.run(args)
+    except (SliceError, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,268 @@
+"""Author, regenerate and export slice series with git.
+
+Nobody edits hunks by hand. ``workspace`` makes a git repository seeded with
+the pristine torch sources, with the dependency series and the slice applied
+as commits; the author edits and commits there; ``refresh`` turns the commits
+back into the slice's series; ``export`` writes the series plus the slice's
+upstream tests and checks that ``git am`` applies it to a pristine tree.
+
+Series are read from and written to the project's source tree (the
+``<slice>/src/<package>/patches`` folders), not the installed packages.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from .base import TorchBase, read_torch_base, torch_package_dir
+from .overlay import Overlay
+from .slices import SERIES_FILE, Slice, SliceError, discover_slices, resolve
+
+
+class AuthoringError(RuntimeError):
+    """A workspace, refresh or export step that cannot proceed."""
+
+
+# Commits made by the tools themselves (the pristine base, the test commit)
+# need an identity even on a machine without git configuration.
+_TOOL_IDENTITY = {
+    "GIT_AUTHOR_NAME": "torch-rfc tools",
+    "GIT_AUTHOR_EMAIL": "tools@torch-rfc.invalid",
+    "GIT_COMMITTER_NAME": "torch-rfc tools",
+    "GIT_COMMITTER_EMAIL": "tools@torch-rfc.invalid",
+}
+_FORMAT_PATCH = ("format-patch", "--full-index", "--zero-commit", "--no-signature", "-N")
+
+
+def git(repo: Path, *args: str, identity: bool = False) -> str:
+    env = dict(os.environ)
+    # Never let git walk up into an enclosing repository (the project's own).
+    env["GIT_CEILING_DIRECTORIES"] = str(repo.parent)
+    if identity:
+        env.update(_TOOL_IDENTITY)
+    else:
+        for key, value in _TOOL_IDENTITY.items():
+            if key.startswith("GIT_COMMITTER"):
+                env.setdefault(key, value)
+    done = subprocess.run(
+        ["git", *args], cwd=repo, env=env, capture_output=True, text=True
+    )
+    if done.returncode:
+        raise AuthoringError(
+            f"git {' '.join(args[:3])} failed in {repo}:\n{done.stderr or done.stdout}"
+        )
+    return done.stdout
+
+
+def project_root(start: Path | None = None) -> Path:
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "noxfile.py").is_file() and (folder / "shared").is_dir():
+            return folder
+    raise AuthoringError(f"{here} is not inside the project (no noxfile.py found)")
+
+
+def slice_source_dir(root: Path, s: Slice) -> Path:
+    """The project folder of a slice (the one holding its pyproject.toml)."""
+    found = sorted(root.glob(f"*/src/{s.package}/patches"))
+    if len(found) != 1:
+        raise AuthoringError(
+            f"slice {s.name!r}: expected one {s.package}/patches folder under {root}, "
+            f"found {len(found)}"
+        )
+    return found[0].parents[2]
+
+
+def from_source(root: Path, s: Slice) -> Slice:
+    """The slice with its series read from the project tree."""
+    patches = slice_source_dir(root, s) / "src" / s.package / "patches"
+    return dataclasses.replace(s, patches_root=patches)
+
+
+def source_slices(root: Path, name: str) -> list[Slice]:
+    """``name`` and its dependencies, in stack order, read from the project."""
+    installed = {n: from_source(root, s) for n, s in discover_slices().items()}
+    return resolve([name], installed)
+
+
+def seed_pristine(repo: Path, torch_dir: Path, base: TorchBase) -> None:
+    """Make ``repo`` a git repository holding torch's pristine .py sources."""
+    repo.mkdir(parents=True, exist_ok=True)
+    git(repo, "init", "-q", "-b", "main")
+    for source in torch_dir.rglob("*.py"):
+        if "__pycache__" in source.parts:
+            continue
+        target = repo / "torch" / source.relative_to(torch_dir)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    git(repo, "add", "-A")
+    git(
+        repo,
+        "commit",
+        "-q",
+        "-m",
+        f"Pristine Python sources of {base.version}\n\n"
+        f"torch {base.version}, upstream commit {base.git_version}.",
+        identity=True,
+    )
+    git(repo, "tag", "base")
+
+
+def am(repo: Path, patches: Sequence[Path]) -> None:
+    if patches:
+        git(repo, "am", "-q", "--keep-cr", *map(str, patches))
+
+
+def _series_files(s: Slice, base: TorchBase) -> list[Path]:
+    return s.series_files(base)
+
+
+def write_series(folder: Path, patches: Sequence[Path], base: TorchBase) -> None:
+    """Replace the series in ``folder`` with ``patches``, in that order."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.patch"):
+        old.unlink()
+    for patch in patches:
+        shutil.copyfile(patch, folder / patch.name)
+    listing = [f"# Applied in this order to {base}. Regenerated by refresh.", *(p.name for p in patches)]
+    (folder / SERIES_FILE).write_text("\n".join(listing) + "\n", encoding="utf-8")
+
+
+def workspace(name: str, dest: Path, root: Path | None = None) -> Path:
+    """Create the authoring repository for slice ``name`` at ``dest``."""
+    root = project_root(root)
+    if dest.exists() and any(dest.iterdir()):
+        raise AuthoringError(
+            f"{dest} exists; commit your work there and run refresh, or remove it"
+        )
+    torch_dir = torch_package_dir()
+    base = read_torch_base(torch_dir)
+    *deps, target = source_slices(root, name)
+    seed_pristine(dest, torch_dir, base)
+    for dep in deps:
+        am(dest, _series_files(dep, base))
+    git(dest, "tag", "deps")
+    am(dest, _series_files(target, base))
+    return dest
+
+
+def refresh(name: str, repo: Path, root: Path | None = None) -> list[Path]:
+    """Regenerate slice ``name``'s series from the workspace at ``repo``."""
+    root = project_root(root)
+    if git(repo, "status", "--porcelain", "--untracked-files=no").strip():
+        raise AuthoringError(f"{repo} has uncommitted changes; commit them first")
+    base = read_torch_base(torch_package_dir())
+    *deps, target = source_slices(root, name)
+    out = target.series_dir(base)
+    with tempfile.TemporaryDirectory() as tmp:
+        git(repo, *_FORMAT_PATCH, "-o", tmp, "deps..HEAD")
+        fresh = sorted(Path(tmp).glob("*.patch"))
+        _check_against_workspace(repo, [*deps, target], fresh, base)
+        write_series(out, fresh, base)
+    return target.series_files(base)
+
+
+def _check_against_workspace(
+    repo: Path, stack: Sequence[Slice], fresh: Sequence[Path], base: TorchBase
+) -> None:
+    """The overlay built from the regenerated series must reproduce the
+    workspace's files exactly."""
+    with tempfile.TemporaryDirectory() as tmp:
+        write_series(Path(tmp) / base.series_dir_name, fresh, base)
+        *deps, target = stack
+        candidate = dataclasses.replace(target, patches_root=Path(tmp))
+        overlay = Overlay.build([*deps, candidate], torch_package_dir())
+    for path, patched in overlay.files.items():
+        if (repo / path).read_text(encoding="utf-8") != patched.text:
+            raise AuthoringError(f"regenerated series does not reproduce {path}")
+
+
+@contextmanager
+def _scratch() -> Iterator[Path]:
+    # Outside the project tree: git would otherwise see the project's repo.
+    with tempfile.TemporaryDirectory(prefix="torch-rfc-") as tmp:
+        yield Path(tmp)
+
+
+def export(name: str, out_dir: Path, root: Path | None = None) -> Path:
+    """Write slice ``name`` as a ``git am``-able series plus its upstream
+    tests, check it on a pristine base tree, and return the folder."""
+    root = project_root(root)
+    torch_dir = torch_package_dir()
+    base = read_torch_base(torch_dir)
+    *deps, target = source_slices(root, name)
+    tests = slice_source_dir(root, target) / "tests" / "upstream"
+    dest = out_dir / name
+    with _scratch() as tmp:
+        repo = tmp / "build"
+        seed_pristine(repo, torch_dir, base)
+        for dep in deps:
+            am(repo, _series_files(dep, base))
+        git(repo, "tag", "deps")
+        am(repo, _series_files(target, base))
+        if tests.is_dir() and any(tests.rglob("test_*.py")):
+            for source in sorted(tests.rglob("*.py")):
+                copy = repo / "test" / source.relative_to(tests)
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, copy)
+            git(repo, "add", "test")
+            git(
+                repo,
+                "commit",
+                "-q",
+                "-m",
+                f"Add tests for {target.title or target.name}",
+                identity=True,
+            )
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.mkdir(parents=True)
+        git(repo, *_FORMAT_PATCH, "-o", str(dest), "deps..HEAD")
+        exported = sorted(dest.glob("*.patch"))
+        if not exported:
+            raise SliceError(f"slice {name!r} has no patches to export")
+        check = tmp / "check"
+        seed_pristine(check, torch_dir, base)
+        for dep in deps:
+            am(check, _series_files(dep, base))
+        am(check, exported)
+    depends = "\n".join(
+        f"- {d.name} {d.version}: {d.title}" for d in deps
+    ) or "- none"
+    (dest / "README.md").write_text(
+        f"# {target.name} {target.version}: {target.title}\n\n"
+        f"Base: {base}.\n\n"
+        "Apply on a PyTorch checkout at that commit, after the series of the "
+        f"slices it depends on:\n\n{depends}\n\n"
+        f"```\ngit am {dest.name}/*.patch\n```\n\n"
+        "Checked: `git am` applies this series to pristine sources of the base.\n",
+        encoding="utf-8",
+    )
+    return dest
+
+
+def materialize(dest: Path, slices: Sequence[Slice]) -> list[str]:
+    """Write the pristine torch .py tree with ``slices`` applied to ``dest``.
+
+    Returns the repository-relative paths the overlay changed.
+    """
+    torch_dir = torch_package_dir()
+    overlay = Overlay.build(slices, torch_dir)
+    for source in torch_dir.rglob("*.py"):
+        if "__pycache__" in source.parts:
+            continue
+        target = dest / "torch" / source.relative_to(torch_dir)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    for path, patched in overlay.files.items():
+        target = dest / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(patched.text, encoding="utf-8")
+    return sorted(overlay.files)

@@ -1,0 +1,65 @@
+"""The upstream torch a patch series is written against, and the one installed.
+
+Reading the installed torch's version never imports torch: the overlay has to
+decide what to patch before the first ``torch`` module is executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.machinery
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True, order=True)
+class TorchBase:
+    """A torch release identified by its public version and upstream commit."""
+
+    version: str
+    git_version: str
+
+    def __str__(self) -> str:
+        return f"torch {self.version} (git {self.git_version[:10]})"
+
+    @property
+    def series_dir_name(self) -> str:
+        """Name of the folder that holds a slice's series for this base."""
+        return f"torch-{self.version}"
+
+
+#: The pinned upstream base every series in this repository is written against.
+TORCH_2_13_0 = TorchBase("2.13.0", "cf30153c4c131c8164ee7798e5022d810682e2cb")
+
+
+class TorchNotFoundError(RuntimeError):
+    """No importable ``torch`` package on ``sys.path``."""
+
+
+def torch_package_dir() -> Path:
+    """Folder of the ``torch`` package that ``import torch`` would load."""
+    spec = importlib.machinery.PathFinder.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        raise TorchNotFoundError("no 'torch' package is importable from sys.path")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def read_torch_base(torch_dir: Path) -> TorchBase:
+    """Read ``torch/version.py`` without executing it."""
+    source = (torch_dir / "version.py").read_text(encoding="utf-8")
+    values: dict[str, object] = {}
+    for node in ast.parse(source).body:
+        target = None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        if isinstance(target, ast.Name) and isinstance(value, ast.Constant):
+            values[target.id] = value.value
+    version = str(values.get("__version__", "unknown"))
+    return TorchBase(version.split("+", 1)[0], str(values.get("git_version", "unknown")))
+
+
+def installed_torch_base() -> TorchBase:
+    """The base of the torch that ``import torch`` would load."""
+    return read_torch_base(torch_package_dir())

@@ -1,0 +1,268 @@
+"""Build the patched torch from the selected slices and make it importable.
+
+An :class:`Overlay` is the pristine sources of the installed torch plus the
+series of each selected slice, applied in stack order, entirely in memory.
+Building it is all-or-nothing: any error (a torch that is not the series'
+base, a hunk that does not apply, a missing dependency) raises before a single
+module is served.
+
+Activation happens on its own: ``torch_rfc_shared.pth`` arms a hook at
+interpreter start, and the first ``import torch`` builds the overlay selected
+by ``TORCH_RFC_SLICES`` (unset: every installed slice; ``none``: stock torch).
+:func:`activate` does the same for a given selection, before torch is imported.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import cachedirs
+from .applier import HunkMismatchError, apply_hunks
+from .base import TorchBase, read_torch_base, torch_package_dir
+from .finder import OverlayFinder
+from .patchfile import PatchFormatError
+from .slices import Slice, SliceError, discover_slices, parse_selection, resolve
+
+
+ENV_SLICES = "TORCH_RFC_SLICES"
+
+
+class OverlayError(SliceError):
+    """The overlay cannot be built or activated; nothing was patched."""
+
+
+class PatchApplyError(OverlayError):
+    """A hunk of a slice's series does not apply to the torch sources."""
+
+    def __init__(self, slice_name: str, patch: str, target: str, detail: str) -> None:
+        super().__init__(
+            f"slice {slice_name!r}: patch {patch}: {target}: {detail}. "
+            f"No module of slice {slice_name!r} was patched."
+        )
+        self.slice_name = slice_name
+        self.patch = patch
+        self.target = target
+
+
+@dataclass(frozen=True)
+class PatchedFile:
+    """A torch source file as the overlay serves it."""
+
+    path: str
+    text: str
+    is_new: bool
+    slices: tuple[str, ...]
+
+    @property
+    def module_name(self) -> str:
+        parts = self.path.removesuffix(".py").split("/")
+        if parts[-1] == "__init__":
+            parts.pop()
+        return ".".join(parts)
+
+
+def _module_path_error(path: str) -> str | None:
+    if not path.startswith("torch/"):
+        return "only files under torch/ can be overlaid"
+    if not path.endswith(".py"):
+        return "only .py files can be served in memory (use materialize for others)"
+    return None
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """A built overlay: which slices, on which torch, and the patched files."""
+
+    base: TorchBase
+    slices: tuple[Slice, ...]
+    files: Mapping[str, PatchedFile]
+    site_dir: Path
+    series_hash: str
+
+    @property
+    def modules(self) -> dict[str, PatchedFile]:
+        return {f.module_name: f for f in self.files.values()}
+
+    @classmethod
+    def build(cls, slices: Sequence[Slice], torch_dir: Path | None = None) -> Overlay:
+        """Apply ``slices`` (already in stack order) to the pristine sources.
+
+        Raises:
+            BaseMismatchError: the installed torch is not a slice's base.
+            PatchApplyError: naming slice, patch, file and hunk.
+            OverlayError: a dependency that is not applied before its slice.
+        """
+        torch_dir = torch_package_dir() if torch_dir is None else torch_dir
+        site_dir = torch_dir.parent
+        base = read_torch_base(torch_dir)
+        digest = hashlib.sha256(f"{base.version}\0{base.git_version}\0".encode())
+        files: dict[str, PatchedFile] = {}
+        applied: list[str] = []
+        for s in slices:
+            missing = [d for d in s.dependencies if d not in applied]
+            if missing:
+                raise OverlayError(
+                    f"slice {s.name!r} requires {', '.join(map(repr, missing))}, "
+                    "which is not applied before it"
+                )
+            files = cls._apply_slice(s, base, site_dir, files, digest)
+            applied.append(s.name)
+        return cls(base, tuple(slices), files, site_dir, digest.hexdigest())
+
+    @staticmethod
+    def _apply_slice(
+        s: Slice,
+        base: TorchBase,
+        site_dir: Path,
+        files: Mapping[str, PatchedFile],
+        digest: Any,
+    ) -> dict[str, PatchedFile]:
+        try:
+            series = s.series(base)
+        except PatchFormatError as e:
+            raise OverlayError(f"slice {s.name!r}: {e}") from e
+        staged = dict(files)
+        digest.update(f"{s.name}\0".encode())
+        for patch in series:
+            digest.update(patch.raw)
+            for diff in patch.files:
+                problem = _module_path_error(diff.path)
+                if problem:
+                    raise PatchApplyError(s.name, patch.name, diff.path, problem)
+                current = staged.get(diff.path)
+                pristine = site_dir / diff.path
+                if diff.is_new:
+                    if current is not None or pristine.exists():
+                        raise PatchApplyError(
+                            s.name, patch.name, diff.path, "creates a file that exists"
+                        )
+                    text = ""
+                elif current is not None:
+                    text = current.text
+                elif pristine.is_file():
+                    text = pristine.read_text(encoding="utf-8")
+                else:
+                    raise PatchApplyError(
+                        s.name, patch.name, diff.path, "file not found in torch"
+                    )
+                try:
+                    patched = apply_hunks(text, diff.hunks)
+                except HunkMismatchError as e:
+                    raise PatchApplyError(s.name, patch.name, diff.path, str(e)) from e
+                staged[diff.path] = PatchedFile(
+                    diff.path,
+                    patched,
+                    diff.is_new or (current is not None and current.is_new),
+                    (current.slices if current else ()) + (s.name,),
+                )
+        return staged
+
+    def describe(self) -> dict[str, Any]:
+        """What this overlay is, as plain data."""
+        return {
+            "torch": {"version": self.base.version, "git_version": self.base.git_version},
+            "slices": [{"name": s.name, "version": s.version} for s in self.slices],
+            "series_hash": self.series_hash,
+            "modules": sorted(self.modules),
+        }
+
+
+# Process-wide activation state.
+_active: Overlay | None = None
+_finder: OverlayFinder | None = None
+_failure: BaseException | None = None
+_settled = False  # the environment was read; nothing more to do on import
+_cache_dirs: dict[str, str] = {}
+
+
+def active() -> Overlay | None:
+    """The overlay serving torch in this process, or None for stock torch."""
+    return _active
+
+
+def report() -> dict[str, Any]:
+    """What is active: slices and versions, series hash, patched modules and
+    the cache directories the overlay chose (empty when the user set them)."""
+    if _active is None:
+        return {"active": False, "slices": [], "requested": os.environ.get(ENV_SLICES)}
+    return {"active": True, **_active.describe(), "cache_dirs": dict(_cache_dirs)}
+
+
+def activate(
+    selection: Sequence[str] | None = None,
+    *,
+    installed: Mapping[str, Slice] | None = None,
+    _replacing: object | None = None,
+) -> Overlay:
+    """Build the overlay for ``selection`` and serve it to later imports.
+
+    Args:
+        selection: Slice names; their dependencies are added. None selects
+            every installed slice.
+        installed: The slices to choose from; defaults to the installed ones.
+
+    Raises:
+        OverlayError: another overlay is already active, or a module it
+            would patch was imported already (activate before importing torch).
+        SliceError: an unknown slice or a missing dependency.
+    """
+    global _active, _finder
+    installed = discover_slices() if installed is None else dict(installed)
+    slices = resolve(list(installed) if selection is None else selection, installed)
+    if _active is not None:
+        if [s.name for s in _active.slices] == [s.name for s in slices]:
+            return _active
+        raise OverlayError(
+            "an overlay is already active in this process "
+            f"({', '.join(s.name for s in _active.slices)})"
+        )
+    overlay = Overlay.build(slices)
+    imported = sorted(m for m in overlay.modules if m in sys.modules)
+    if imported:
+        raise OverlayError(
+            f"cannot patch modules that are already imported: {', '.join(imported)}; "
+            "activate the overlay before importing torch"
+        )
+    finder = OverlayFinder(
+        overlay.site_dir, {m: (f.path, f.text) for m, f in overlay.modules.items()}
+    )
+    if _replacing is not None and _replacing in sys.meta_path:
+        # Swapped in place: the import system may be iterating sys.meta_path.
+        sys.meta_path[sys.meta_path.index(_replacing)] = finder
+    else:
+        sys.meta_path.insert(0, finder)
+    # Compile workers and other subprocesses inherit the same overlay.
+    os.environ[ENV_SLICES] = ",".join(s.name for s in overlay.slices)
+    _cache_dirs.update(cachedirs.namespace(overlay.series_hash))
+    _active, _finder = overlay, finder
+    return overlay
+
+
+def activate_on_torch_import(hook: object) -> OverlayFinder | None:
+    """Called by the startup hook on the first ``torch`` import.
+
+    Activates what ``TORCH_RFC_SLICES`` selects. A failure is remembered and
+    raised again on every later attempt to import torch: a broken overlay
+    never silently falls back to stock torch.
+    """
+    global _failure, _settled
+    if _active is not None or _settled:
+        return _finder
+    if _failure is not None:
+        raise OverlayError(f"the torch overlay failed to activate: {_failure}")
+    try:
+        installed = discover_slices()
+        names = parse_selection(os.environ.get(ENV_SLICES), installed)
+        if names:
+            activate(names, installed=installed, _replacing=hook)
+    except BaseException as e:
+        _failure = e
+        raise
+    _settled = True
+    return _finder

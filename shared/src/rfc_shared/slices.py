@@ -1,0 +1,213 @@
+"""Slice declarations, their discovery through entry points, and selection.
+
+A slice is a package that declares itself in the entry-point group
+``torch_rfc.slices``::
+
+    [project.entry-points."torch_rfc.slices"]
+    rfc1 = "rfc1_identity:SLICE"
+
+where ``SLICE`` is a :class:`Slice`. Its patch series lives in the package,
+one folder per torch base (``patches/torch-2.13.0/``): ``git format-patch``
+files, applied in the order the folder's ``series`` file lists them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import graphlib
+import importlib.metadata
+import importlib.resources
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .base import TorchBase
+
+
+if TYPE_CHECKING:
+    from .patchfile import Patch
+
+
+ENTRY_POINT_GROUP = "torch_rfc.slices"
+SERIES_FILE = "series"
+
+#: The order slices stack in when dependencies leave a choice.
+CANONICAL_ORDER = ("shared", "rfc1", "rfc2", "rfc3", "lazy_reg", "backend_feature")
+
+
+class SliceError(RuntimeError):
+    """A slice that cannot be found, resolved or applied."""
+
+
+class BaseMismatchError(SliceError):
+    """The installed torch is not a base the slice has a series for."""
+
+
+@dataclass(frozen=True)
+class Slice:
+    """A sub-RFC's patch series and what it needs.
+
+    Args:
+        name: The slice's short name (``rfc1``); names the nox session and
+            the ``TORCH_RFC_SLICES`` value.
+        package: The import name of the package holding ``patches/``.
+        bases: The torch releases the slice has a series for.
+        requires: Names of slices that must be applied first. Every slice but
+            ``shared`` implicitly requires ``shared``.
+        title: One line saying what the slice changes.
+    """
+
+    name: str
+    package: str
+    bases: tuple[TorchBase, ...]
+    requires: tuple[str, ...] = ()
+    title: str = ""
+    version: str = field(default="0+unknown", compare=False)
+    patches_root: Path | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def dependencies(self) -> tuple[str, ...]:
+        """Required slices, ``shared`` included."""
+        implicit = () if self.name == "shared" or "shared" in self.requires else ("shared",)
+        return implicit + self.requires
+
+    def patches_dir(self) -> Path:
+        if self.patches_root is not None:
+            return self.patches_root
+        return Path(str(importlib.resources.files(self.package) / "patches"))
+
+    def series_dir(self, base: TorchBase) -> Path:
+        """The folder of the series written against ``base``.
+
+        Raises:
+            BaseMismatchError: the slice has no series for ``base``.
+        """
+        for known in self.bases:
+            if known == base:
+                return self.patches_dir() / known.series_dir_name
+        wanted = ", ".join(str(b) for b in self.bases) or "none"
+        raise BaseMismatchError(
+            f"slice {self.name!r} {self.version} has no patch series for the "
+            f"installed {base}; it was written against: {wanted}. Install a "
+            "matching torch, or disable the overlay with TORCH_RFC_SLICES=none."
+        )
+
+    def series_files(self, base: TorchBase) -> list[Path]:
+        """The patch files for ``base``, in the order the ``series`` file lists.
+
+        Raises:
+            SliceError: the ``series`` file is missing, names a patch that is
+                not there, or leaves out one that is (a packaging mistake).
+        """
+        folder = self.series_dir(base)
+        listing = folder / SERIES_FILE
+        if not listing.is_file():
+            raise SliceError(f"slice {self.name!r}: {listing} is missing")
+        names = [
+            line.strip()
+            for line in listing.read_text(encoding="utf-8").splitlines()
+            if line.strip() and not line.lstrip().startswith("#")
+        ]
+        present = {p.name for p in folder.glob("*.patch")}
+        if sorted(names) != sorted(present):
+            raise SliceError(
+                f"slice {self.name!r}: {listing} lists {sorted(names)} but the folder "
+                f"holds {sorted(present)}"
+            )
+        return [folder / n for n in names]
+
+    def series(self, base: TorchBase) -> list[Patch]:
+        """The slice's patches for ``base``, in application order."""
+        from .patchfile import read_patch
+
+        return [read_patch(p) for p in self.series_files(base)]
+
+
+def discover_slices() -> dict[str, Slice]:
+    """Every installed slice, by name."""
+    found: dict[str, Slice] = {}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        declared = ep.load()
+        if not isinstance(declared, Slice):
+            raise SliceError(
+                f"entry point {ep.name} = {ep.value} is a "
+                f"{type(declared).__name__}, not a rfc_shared.slices.Slice"
+            )
+        if declared.name != ep.name:
+            raise SliceError(
+                f"entry point {ep.name!r} declares a slice named {declared.name!r}"
+            )
+        if ep.name in found:
+            raise SliceError(f"two installed packages declare slice {ep.name!r}")
+        if ep.dist is not None:
+            declared = dataclasses.replace(declared, version=ep.dist.version)
+        found[ep.name] = declared
+    return found
+
+
+def _order_key(name: str) -> tuple[int, str]:
+    try:
+        return (CANONICAL_ORDER.index(name), name)
+    except ValueError:
+        return (len(CANONICAL_ORDER), name)
+
+
+def stack_order(slices: Iterable[Slice]) -> list[Slice]:
+    """Dependencies first; otherwise the canonical order."""
+    by_name = {s.name: s for s in slices}
+    sorter: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
+    for name in sorted(by_name, key=_order_key):
+        sorter.add(name, *(d for d in by_name[name].dependencies if d in by_name))
+    try:
+        sorter.prepare()
+    except graphlib.CycleError as e:
+        raise SliceError(f"slices require each other in a cycle: {e.args[1]}") from e
+    ordered: list[str] = []
+    while sorter.is_active():
+        ready = sorted(sorter.get_ready(), key=_order_key)
+        ordered.extend(ready)
+        sorter.done(*ready)
+    return [by_name[n] for n in ordered]
+
+
+def resolve(selection: Sequence[str], installed: dict[str, Slice]) -> list[Slice]:
+    """The selected slices plus everything they require, in stack order.
+
+    Raises:
+        SliceError: a name that is not installed, or a missing dependency.
+    """
+    chosen: dict[str, Slice] = {}
+    pending = list(selection)
+    while pending:
+        name = pending.pop()
+        if name in chosen:
+            continue
+        if name not in installed:
+            known = ", ".join(sorted(installed, key=_order_key)) or "none"
+            raise SliceError(f"slice {name!r} is not installed (installed: {known})")
+        chosen[name] = installed[name]
+        for dep in installed[name].dependencies:
+            if dep not in installed:
+                raise SliceError(
+                    f"slice {name!r} requires slice {dep!r}, which is not installed"
+                )
+            pending.append(dep)
+    return stack_order(chosen.values())
+
+
+def parse_selection(value: str | None, installed: dict[str, Slice]) -> list[str]:
+    """Slice names from a ``TORCH_RFC_SLICES`` value.
+
+    Unset, empty or ``all`` selects every installed slice; ``none`` selects
+    nothing; otherwise a comma-separated list of names.
+    """
+    value = (value or "").strip()
+    if value.lower() in ("", "all"):
+        return list(installed)
+    if value.lower() == "none":
+        return []
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise SliceError(f"TORCH_RFC_SLICES={value!r} names no slice")
+    return names
