@@ -18,6 +18,16 @@ def _status(args: argparse.Namespace) -> int:
     info = overlay.report()
     info["installed_torch"] = str(installed_torch_base())
     print(json.dumps(info, indent=2))
+    if args.expect is not None:
+        served = [s["name"] for s in info["slices"]]
+        expected = [n for n in args.expect.split(",") if n]
+        if served != expected:
+            print(
+                f"error: the overlay serves {served or 'stock torch'}, expected "
+                f"{expected or 'stock torch'}",
+                file=sys.stderr,
+            )
+            return 1
     return 0
 
 
@@ -77,6 +87,7 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("status", help="print what the overlay serves, as JSON")
     p.add_argument("--import-torch", action="store_true", help="import torch first")
+    p.add_argument("--expect", help="fail unless exactly these slices are served, in order")
     p.set_defaults(run=_status)
 
     p = sub.add_parser("materialize", help="write the patched torch .py tree")

@@ -88,8 +88,7 @@ def from_source(root: Path, s: Slice) -> Slice:
 
 def source_slices(root: Path, name: str) -> list[Slice]:
     """``name`` and its dependencies, in stack order, read from the project."""
-    installed = {n: from_source(root, s) for n, s in discover_slices().items()}
-    return resolve([name], installed)
+    return [from_source(root, s) for s in resolve([name], discover_slices())]
 
 
 def seed_pristine(repo: Path, torch_dir: Path, base: TorchBase) -> None:
@@ -117,7 +116,7 @@ def seed_pristine(repo: Path, torch_dir: Path, base: TorchBase) -> None:
 
 def am(repo: Path, patches: Sequence[Path]) -> None:
     if patches:
-        git(repo, "am", "-q", "--keep-cr", *map(str, patches))
+        git(repo, "am", "-q", "--keep-cr", "--keep-non-patch", *map(str, patches))
 
 
 def _series_files(s: Slice, base: TorchBase) -> list[Path]:

@@ -14,7 +14,6 @@ files, applied in the order the folder's ``series`` file lists them.
 from __future__ import annotations
 
 import dataclasses
-import graphlib
 import importlib.metadata
 import importlib.resources
 from collections.abc import Iterable, Sequence
@@ -154,21 +153,22 @@ def _order_key(name: str) -> tuple[int, str]:
 
 
 def stack_order(slices: Iterable[Slice]) -> list[Slice]:
-    """Dependencies first; otherwise the canonical order."""
-    by_name = {s.name: s for s in slices}
-    sorter: graphlib.TopologicalSorter[str] = graphlib.TopologicalSorter()
-    for name in sorted(by_name, key=_order_key):
-        sorter.add(name, *(d for d in by_name[name].dependencies if d in by_name))
-    try:
-        sorter.prepare()
-    except graphlib.CycleError as e:
-        raise SliceError(f"slices require each other in a cycle: {e.args[1]}") from e
-    ordered: list[str] = []
-    while sorter.is_active():
-        ready = sorted(sorter.get_ready(), key=_order_key)
-        ordered.extend(ready)
-        sorter.done(*ready)
-    return [by_name[n] for n in ordered]
+    """Dependencies first; among slices free to go, the canonical order."""
+    pending = sorted(slices, key=lambda s: _order_key(s.name))
+    names = {s.name for s in pending}
+    placed: list[Slice] = []
+    done: set[str] = set()
+    while pending:
+        for s in pending:
+            if all(d in done or d not in names for d in s.dependencies):
+                break
+        else:
+            cycle = ", ".join(s.name for s in pending)
+            raise SliceError(f"slices require each other in a cycle: {cycle}")
+        pending.remove(s)
+        placed.append(s)
+        done.add(s.name)
+    return placed
 
 
 def resolve(selection: Sequence[str], installed: dict[str, Slice]) -> list[Slice]:

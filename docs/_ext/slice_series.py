@@ -1,0 +1,45 @@
+"""``{slice-series} NAME``: render a slice's patch series from the source tree.
+
+The docs show the series that is applied and exported, never a copy of it.
+"""
+
+from __future__ import annotations
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+from rfc_shared.authoring import from_source, project_root
+from rfc_shared.base import installed_torch_base
+from rfc_shared.patchfile import read_patch
+from rfc_shared.slices import discover_slices
+
+
+class SliceSeries(SphinxDirective):
+    required_arguments = 1
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        name = self.arguments[0]
+        installed = discover_slices()
+        if name not in installed:
+            raise self.error(f"unknown slice {name!r}")
+        source = from_source(project_root(self.env.srcdir), installed[name])
+        files = source.series_files(installed_torch_base())
+        out: list[nodes.Node] = []
+        if not files:
+            out.append(nodes.paragraph(text=f"The series of slice {name} is empty so far."))
+        for file in files:
+            self.env.note_dependency(str(file))
+            patch = read_patch(file)
+            out.append(nodes.rubric(text=f"{file.name}: {patch.subject}"))
+            text = patch.raw.decode("utf-8")
+            block = nodes.literal_block(text, text)
+            block["language"] = "diff"
+            out.append(block)
+        return out
+
+
+def setup(app: Sphinx) -> dict[str, object]:
+    app.add_directive("slice-series", SliceSeries)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,243 @@
+"""Every workflow of the project is a nox session; bare ``nox`` runs what CI runs.
+
+All sessions share one prepared environment (``.nox/_env``: torch 2.13.0, the
+test and docs tools, every package of the repository). Installing torch into
+ten fresh virtualenvs would cost minutes each; a session instead selects what
+the overlay applies with ``TORCH_RFC_SLICES``, and checks that the overlay
+reports exactly that selection before it runs anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import nox
+
+
+nox.needs_version = ">=2025.5.1"
+nox.options.default_venv_backend = "none"
+nox.options.error_on_external_run = False
+
+ROOT = Path(__file__).parent.resolve()
+ENV = ROOT / ".nox" / "_env"
+PYTHON = "python3.11"  # the local torch 2.13.0 CPU wheel is cp311
+TORCH = "torch==2.13.0"
+PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
+
+# Slice name -> the folder of its package, in stack order.
+SLICES = {
+    "shared": "shared",
+    "rfc1": "rfc1_identity",
+    "rfc2": "rfc2_dynamo",
+    "rfc3": "rfc3_inductor",
+    "lazy_reg": "rfc_lazy_reg",
+    "backend_feature": "rfc_backend_feature",
+}
+# Required slices beyond shared (mirrors each package's Slice declaration).
+REQUIRES = {"rfc3": ["rfc1"], "backend_feature": ["rfc1"]}
+
+nox.options.sessions = [
+    "lint",
+    *SLICES,
+    "stacked",
+    "control",
+    "docs",
+]
+
+
+def _digest(*parts: object) -> str:
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(repr(part).encode())
+    return h.hexdigest()
+
+
+def _tree_digest(folder: Path) -> str:
+    """Digest of a package's sources, ignoring build by-products."""
+    h = hashlib.sha256()
+    for path in sorted(folder.rglob("*")):
+        skip = any(p in ("__pycache__", "build") or p.endswith(".egg-info") for p in path.parts)
+        if path.is_file() and not skip:
+            h.update(str(path.relative_to(folder)).encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def _python() -> str:
+    return str(ENV / "bin" / "python")
+
+
+def _prepare(session: nox.Session) -> str:
+    """Create or update the shared environment; returns its interpreter."""
+    stamps = ENV / ".stamps.json"
+    if not (ENV / "bin" / "python").exists():
+        session.log(f"creating the shared environment {ENV.relative_to(ROOT)}")
+        interpreter = shutil.which(PYTHON)
+        if interpreter is None:
+            session.error(f"{PYTHON} is required (torch 2.13.0's CPU wheel is cp311)")
+        session.run(interpreter, "-m", "venv", str(ENV), external=True)
+        session.run(_python(), "-m", "pip", "install", "-q", "--upgrade", "pip", external=True)
+    done = json.loads(stamps.read_text()) if stamps.exists() else {}
+
+    groups = nox.project.dependency_groups(PYPROJECT, "test", "docs", "lint")
+    wanted = _digest(TORCH, groups)
+    if done.get("requirements") != wanted:
+        session.log("installing torch and the tools (first run: a few minutes)")
+        session.run(_python(), "-m", "pip", "install", "-q", TORCH, *groups, external=True)
+        done["requirements"] = wanted
+        stamps.write_text(json.dumps(done))
+
+    changed = []
+    for folder in SLICES.values():
+        digest = _tree_digest(ROOT / folder)
+        if done.get(folder) != digest:
+            changed.append(folder)
+    if changed:
+        session.log(f"installing {', '.join(changed)}")
+        session.run(
+            _python(), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps",
+            *(str(ROOT / f) for f in changed), external=True,
+        )
+        session.run(
+            _python(), "-m", "pip", "install", "-q", *(str(ROOT / f) for f in changed),
+            external=True,
+        )
+        for folder in changed:
+            done[folder] = _tree_digest(ROOT / folder)
+        stamps.write_text(json.dumps(done))
+    else:
+        session.log("reusing the shared environment (packages unchanged)")
+    return _python()
+
+
+def _closure(name: str) -> list[str]:
+    wanted = {"shared", name, *REQUIRES.get(name, [])}
+    return [s for s in SLICES if s in wanted]
+
+
+def _check_overlay(session: nox.Session, py: str, slices: str, expected: list[str]) -> None:
+    """Fail unless ``TORCH_RFC_SLICES=slices`` makes the overlay serve ``expected``."""
+    session.run(
+        py, "-m", "rfc_shared", "status", "--import-torch", "--expect", ",".join(expected),
+        external=True, silent=True, env={"TORCH_RFC_SLICES": slices},
+    )
+    session.log(f"overlay serves: {', '.join(expected) or 'stock torch'}")
+
+
+def _pytest(session: nox.Session, py: str, *args: str, slices: str) -> None:
+    session.run(
+        py, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT),
+        *args, *session.posargs, external=True, env={"TORCH_RFC_SLICES": slices},
+    )
+
+
+def _test_dirs(names: list[str]) -> list[str]:
+    dirs = []
+    for name in names:
+        tests = ROOT / SLICES[name] / "tests"
+        if any(tests.rglob("test_*.py")):
+            dirs.append(str(tests))
+    return dirs
+
+
+def _doctest(session: nox.Session, py: str, pages: list[str], slices: str) -> None:
+    existing = [str(ROOT / "docs" / p) for p in pages if (ROOT / "docs" / p).exists()]
+    if not existing:
+        return
+    out = ROOT / ".nox" / "_doctest" / slices.replace(",", "-")
+    session.run(
+        py, "-m", "sphinx", "-E", "-W", "--keep-going", "-q", "-b", "doctest",
+        str(ROOT / "docs"), str(out), *existing,
+        external=True, env={"TORCH_RFC_SLICES": slices},
+    )
+
+
+def _slice_session(name: str) -> None:
+    def run(session: nox.Session) -> None:
+        py = _prepare(session)
+        _check_overlay(session, py, name, _closure(name))
+        dirs = _test_dirs([name])
+        if dirs:
+            _pytest(session, py, *dirs, slices=name)
+        else:
+            session.log(f"slice {name} has no tests yet")
+        _doctest(session, py, [f"{name}.md"], slices=name)
+
+    run.__doc__ = f"Slice {name} alone (with its dependencies): its tests and its docs examples."
+    nox.session(name=name)(run)
+
+
+for _name in SLICES:
+    _slice_session(_name)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Ruff over the project's own Python code (not the patch series)."""
+    py = _prepare(session)
+    session.run(py, "-m", "ruff", "check", str(ROOT), *session.posargs, external=True)
+
+
+@nox.session
+def stacked(session: nox.Session) -> None:
+    """All slices applied together: every test suite."""
+    py = _prepare(session)
+    _check_overlay(session, py, "all", list(SLICES))
+    _pytest(session, py, *_test_dirs(list(SLICES)), slices="all")
+
+
+@nox.session
+def control(session: nox.Session) -> None:
+    """Slice-marked tests on stock torch: each must fail, or the session fails."""
+    py = _prepare(session)
+    _check_overlay(session, py, "none", [])
+    _pytest(session, py, "--control", *_test_dirs(list(SLICES)), slices="none")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Sphinx docs with every slice applied: doctest, then HTML; warnings are errors."""
+    py = _prepare(session)
+    env = {"TORCH_RFC_SLICES": "all"}
+    for builder in ("doctest", "html"):
+        session.run(
+            py, "-m", "sphinx", "-E", "-W", "--keep-going", "-n", "-b", builder,
+            str(ROOT / "docs"), str(ROOT / "docs" / "_build" / builder),
+            external=True, env=env,
+        )
+    session.log(f"HTML: {ROOT / 'docs' / '_build' / 'html' / 'index.html'}")
+
+
+def _slice_arg(session: nox.Session) -> str:
+    if len(session.posargs) != 1 or session.posargs[0] not in SLICES:
+        session.error(f"name one slice: nox -s {session.name} -- {{{','.join(SLICES)}}}")
+    return session.posargs[0]
+
+
+@nox.session(default=False)
+def export(session: nox.Session) -> None:
+    """Write a slice as a git-am-able series plus its upstream tests (nox -s export -- rfc2)."""
+    py = _prepare(session)
+    session.run(py, "-m", "rfc_shared", "export", _slice_arg(session), external=True)
+
+
+@nox.session(default=False)
+def workspace(session: nox.Session) -> None:
+    """Make a git work tree to author a slice in (nox -s workspace -- rfc2)."""
+    py = _prepare(session)
+    session.run(py, "-m", "rfc_shared", "workspace", _slice_arg(session), external=True)
+
+
+@nox.session(default=False)
+def refresh(session: nox.Session) -> None:
+    """Regenerate a slice's series from its workspace (nox -s refresh -- rfc2)."""
+    py = _prepare(session)
+    session.run(py, "-m", "rfc_shared", "refresh", _slice_arg(session), external=True)
+
+
+if __name__ == "__main__":
+    sys.exit("run this file with nox")

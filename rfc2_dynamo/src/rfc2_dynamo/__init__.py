@@ -1,0 +1,16 @@
+"""Slice ``rfc2``: dynamo traces PrivateUse1 streams, events, runtime calls and tensor classes (sub-RFC pytorch/pytorch#189136).
+
+The change itself is the patch series in ``patches/``; this module only
+declares it to the overlay.
+"""
+
+from rfc_shared.base import TORCH_2_13_0
+from rfc_shared.slices import Slice
+
+
+SLICE = Slice(
+    name="rfc2",
+    package=__name__,
+    bases=(TORCH_2_13_0,),
+    title="Dynamo traces PrivateUse1 streams, events, runtime calls and tensor classes",
+)

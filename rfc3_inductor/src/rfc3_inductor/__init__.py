@@ -1,0 +1,17 @@
+"""Slice ``rfc3``: inductor discovers, configures, compiles and runs a PrivateUse1 backend (sub-RFC pytorch/pytorch#189137).
+
+The change itself is the patch series in ``patches/``; this module only
+declares it to the overlay.
+"""
+
+from rfc_shared.base import TORCH_2_13_0
+from rfc_shared.slices import Slice
+
+
+SLICE = Slice(
+    name="rfc3",
+    package=__name__,
+    bases=(TORCH_2_13_0,),
+    requires=('rfc1',),
+    title="Inductor discovers, configures, compiles and runs a PrivateUse1 backend",
+)

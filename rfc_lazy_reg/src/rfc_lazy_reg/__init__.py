@@ -1,0 +1,16 @@
+"""Slice ``lazy_reg``: convention-based lazy registration of a PrivateUse1 DeviceInterface (sub-RFC pytorch/pytorch#191314).
+
+The change itself is the patch series in ``patches/``; this module only
+declares it to the overlay.
+"""
+
+from rfc_shared.base import TORCH_2_13_0
+from rfc_shared.slices import Slice
+
+
+SLICE = Slice(
+    name="lazy_reg",
+    package=__name__,
+    bases=(TORCH_2_13_0,),
+    title="Convention-based lazy registration of a PrivateUse1 DeviceInterface",
+)

@@ -1,0 +1,1 @@
+"""Testing kit: the pytest plugin, registry snapshots, a PrivateUse1 backend."""

@@ -1,0 +1,85 @@
+"""Helpers for tests: throwaway slices and patches, fresh interpreters."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from rfc_shared.base import TORCH_2_13_0, TorchBase, torch_package_dir
+from rfc_shared.slices import SERIES_FILE, Slice
+
+
+def format_patch(path: str, old: str | None, new: str, subject: str = "Test change") -> str:
+    """A minimal ``git format-patch`` file changing (or creating) ``path``."""
+    before = [] if old is None else old.splitlines(keepends=True)
+    diff = difflib.unified_diff(
+        before,
+        new.splitlines(keepends=True),
+        fromfile="/dev/null" if old is None else f"a/{path}",
+        tofile=f"b/{path}",
+    )
+    header = f"diff --git a/{path} b/{path}\n"
+    if old is None:
+        header += "new file mode 100644\n"
+    return (
+        "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+        "From: Test <test@example.invalid>\n"
+        f"Subject: [PATCH] {subject}\n\n---\n" + header + "".join(diff)
+    )
+
+
+def write_slice(
+    root: Path,
+    name: str,
+    patches: list[str],
+    requires: tuple[str, ...] = (),
+    base: TorchBase = TORCH_2_13_0,
+) -> Slice:
+    """A slice whose series (for ``base``) holds ``patches``."""
+    folder = root / name / base.series_dir_name
+    folder.mkdir(parents=True)
+    names = []
+    for number, text in enumerate(patches, 1):
+        patch = folder / f"{number:04d}-change.patch"
+        patch.write_text(text, encoding="utf-8")
+        names.append(patch.name)
+    (folder / SERIES_FILE).write_text("\n".join(names) + "\n", encoding="utf-8")
+    return Slice(name, "unused", (base,), requires, f"test slice {name}", "0.0.1", root / name)
+
+
+def pristine(path: str) -> str:
+    return (torch_package_dir().parent / path).read_text(encoding="utf-8")
+
+
+def run_python(
+    code: str, env: dict[str, str | None] | None = None, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter, where the overlay arms at startup.
+
+    ``env`` adds variables to the current environment; None removes one.
+    """
+    full_env = dict(os.environ)
+    for key, value in (env or {}).items():
+        if value is None:
+            full_env.pop(key, None)
+        else:
+            full_env[key] = value
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if check and done.returncode:
+        raise AssertionError(f"subprocess failed ({done.returncode}):\n{done.stderr}")
+    return done
+
+
+def last_json(done: subprocess.CompletedProcess[str]) -> object:
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -1,0 +1,193 @@
+"""pytest plugin shared by every slice's tests (entry point ``pytest11``).
+
+- ``@pytest.mark.slice("rfc1")`` names the slice a test exercises. Normally
+  the test fails at setup when that slice is not active. With ``--control``
+  (the ``control`` nox session, stock torch) only marked tests run, and each
+  must fail: one that passes on stock torch tests nothing and fails the run.
+- Every test leaves the device-interface registry, and the caches derived
+  from it, as it found them.
+- Every test gets its own Inductor cache directory: a warm FX graph cache can
+  hide a broken configuration.
+
+Nothing here imports torch until a test runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .registry import RegistrySnapshot
+
+
+_CONTROL_NOTE = "fails on stock torch, as a slice test must"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("torch-rfc")
+    group.addoption(
+        "--control",
+        action="store_true",
+        help="run only slice-marked tests, on stock torch; each must fail",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "slice(name): the test exercises that slice; under --control it must fail",
+    )
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # The PrivateUse1 rename is once per process: settle it before any test
+    # module (upstream tests included) picks a name of its own.
+    from .backends import ensure_privateuse1_backend
+
+    ensure_privateuse1_backend()
+
+
+def _required_slice(item: pytest.Item) -> str | None:
+    marker = item.get_closest_marker("slice")
+    if marker is None:
+        return None
+    if len(marker.args) != 1 or not isinstance(marker.args[0], str):
+        raise pytest.UsageError(f"{item.nodeid}: use @pytest.mark.slice('<name>')")
+    return marker.args[0]
+
+
+def _active_slices() -> list[str]:
+    import torch  # noqa: F401  (the overlay activates on the first torch import)
+
+    from rfc_shared import overlay
+
+    current = overlay.active()
+    return [s.name for s in current.slices] if current is not None else []
+
+
+@functools.cache
+def _slice_of_project(project: Path) -> str | None:
+    from rfc_shared.slices import discover_slices
+
+    packages = {p.parent.name for p in project.glob("src/*/patches")}
+    for s in discover_slices().values():
+        if s.package in packages:
+            return s.name
+    return None
+
+
+def _slice_of_upstream_test(path: Path) -> str | None:
+    """Upstream tests (``<slice dir>/tests/upstream/``) carry no pytest marker;
+    they belong to the slice whose package sits beside them."""
+    parts = path.parts
+    for i in range(len(parts) - 2, 0, -1):
+        if parts[i : i + 2] == ("tests", "upstream"):
+            return _slice_of_project(Path(*parts[:i]))
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("slice") is None:
+            name = _slice_of_upstream_test(item.path)
+            if name is not None:
+                item.add_marker(pytest.mark.slice(name))
+    if not config.getoption("control"):
+        return
+    if os.environ.get("TORCH_RFC_SLICES", "").strip().lower() != "none":
+        raise pytest.UsageError("--control runs on stock torch: set TORCH_RFC_SLICES=none")
+    keep = [i for i in items if _required_slice(i) is not None]
+    dropped = [i for i in items if _required_slice(i) is None]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = keep
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    needed = _required_slice(item)
+    if needed is None or item.config.getoption("control"):
+        return
+    active = _active_slices()
+    if needed not in active:
+        pytest.fail(
+            f"this test needs slice {needed!r}; the overlay serves "
+            f"{', '.join(active) or 'stock torch'} (see TORCH_RFC_SLICES)",
+            pytrace=False,
+        )
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Iterator[None]:
+    report: pytest.TestReport = yield
+    needed = _required_slice(item)
+    if needed is None or not item.config.getoption("control"):
+        return report
+    if report.failed and report.when in ("setup", "call"):
+        report.outcome = "skipped"
+        report.wasxfail = _CONTROL_NOTE  # type: ignore[attr-defined]
+    elif report.passed and report.when == "call":
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid} passed on stock torch: it does not exercise slice "
+            f"{needed!r}. Assert behaviour that only the slice provides."
+        )
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    report: pytest.CollectReport = yield
+    if (
+        report.failed
+        and isinstance(collector, pytest.Module)
+        and collector.config.getoption("control")
+    ):
+        needed = _slice_of_upstream_test(collector.path)
+        if needed is not None:
+            # An upstream test module imports the slice's API at the top.
+            report.outcome = "skipped"
+            report.longrepr = (
+                str(collector.path),
+                None,
+                f"does not import on stock torch, as a test of slice {needed!r} must",
+            )
+    return report
+
+
+@pytest.fixture(autouse=True)
+def _restore_device_registry() -> Iterator[None]:
+    snapshot = RegistrySnapshot.take()
+    yield
+    snapshot.restore()
+
+
+@pytest.fixture(autouse=True)
+def _fresh_inductor_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("inductor")))
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    _clear_inductor_caches()
+    yield
+    _clear_inductor_caches()
+
+
+def _clear_inductor_caches() -> None:
+    utils = sys.modules.get("torch._inductor.utils")
+    if utils is not None:
+        utils.clear_caches()
+
+
+@pytest.fixture
+def privateuse1_backend() -> str:
+    """The name of a renamed PrivateUse1 backend, setting one up if needed."""
+    from .backends import ensure_privateuse1_backend
+
+    return ensure_privateuse1_backend()

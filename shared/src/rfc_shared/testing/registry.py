@@ -1,0 +1,79 @@
+"""Snapshot and restore the process-global device registries.
+
+Registrations are process-global, and a test that leaks one changes what the
+next test sees (a recurring review complaint upstream). The snapshot is taken
+only of modules already imported: nothing is imported to take it.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+
+_DEVICE_INTERFACE = "torch._dynamo.device_interface"
+
+# (module, attribute, value it has right after import)
+_STATE: tuple[tuple[str, str, Any], ...] = (
+    (_DEVICE_INTERFACE, "device_interfaces", {}),
+    (_DEVICE_INTERFACE, "_device_initialized", False),
+)
+
+# functools caches derived from the registry on stock torch; the overlay adds
+# its own through _invalidate_registry_caches().
+_DERIVED_CACHES: tuple[tuple[str, str], ...] = (
+    ("torch._inductor.utils", "get_gpu_type"),
+    ("torch._dynamo.variables.user_defined", "UserDefinedClassVariable._in_graph_classes"),
+)
+
+
+def _resolve(module: Any, dotted: str) -> Any:
+    obj = module
+    for part in dotted.split("."):
+        obj = getattr(obj, part, None)
+    return obj
+
+
+@dataclass
+class RegistrySnapshot:
+    saved: dict[tuple[str, str], Any] = field(default_factory=dict)
+
+    @classmethod
+    def take(cls) -> RegistrySnapshot:
+        snapshot = cls()
+        for module_name, attr, _ in _STATE:
+            module = sys.modules.get(module_name)
+            if module is not None:
+                value = getattr(module, attr)
+                snapshot.saved[module_name, attr] = (
+                    dict(value) if isinstance(value, dict) else value
+                )
+        return snapshot
+
+    def restore(self) -> None:
+        for module_name, attr, initial in _STATE:
+            module = sys.modules.get(module_name)
+            if module is None:
+                continue
+            value = self.saved.get((module_name, attr), initial)
+            current = getattr(module, attr)
+            if isinstance(current, dict):
+                # In place: other modules hold references to the same dict.
+                current.clear()
+                current.update(value)
+            else:
+                setattr(module, attr, value)
+        clear_derived_caches()
+
+
+def clear_derived_caches() -> None:
+    device_interface = sys.modules.get(_DEVICE_INTERFACE)
+    invalidate = getattr(device_interface, "_invalidate_registry_caches", None)
+    if invalidate is not None:
+        invalidate()
+    for module_name, dotted in _DERIVED_CACHES:
+        module = sys.modules.get(module_name)
+        cache = _resolve(module, dotted) if module is not None else None
+        if cache is not None and hasattr(cache, "cache_clear"):
+            cache.cache_clear()

@@ -1,0 +1,250 @@
+"""The overlay end to end, each case in a fresh interpreter."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from rfc_shared.testing.helpers import last_json, run_python
+
+
+DI = "torch/_dynamo/device_interface.py"
+PRIMITIVE = "register_interface_for_device_PrivateUse1"
+
+
+def test_patched_module_keeps_its_file_and_shows_patched_source() -> None:
+    done = run_python(
+        f"""
+        import inspect, json, linecache, traceback
+        import torch
+        import torch._dynamo.device_interface as di
+
+        fn = di.{PRIMITIVE}
+        on_disk = open(di.__file__).read()
+        shown = inspect.getsource(di)
+        linecache.clearcache()  # Inductor does this when it loads kernels
+        try:
+            fn("cuda", di.CpuInterface)
+        except ValueError:
+            tb = traceback.format_exc()
+        print(json.dumps({{
+            "file": di.__file__,
+            "co_filename": fn.__code__.co_filename,
+            "torch_dir": torch.__path__[0],
+            "on_disk": "{PRIMITIVE}" in on_disk,
+            "shown": "{PRIMITIVE}" in shown,
+            "after_clear": "{PRIMITIVE}" in inspect.getsource(di),
+            "traceback": tb,
+        }}))
+        """,
+        env={"TORCH_RFC_SLICES": "shared"},
+    )
+    info = last_json(done)
+    expected = str(Path(info["torch_dir"]) / "_dynamo" / "device_interface.py")
+    assert info["file"] == info["co_filename"] == expected
+    assert not info["on_disk"], "the overlay must not write to torch's files"
+    assert info["shown"] and info["after_clear"]
+    assert "is a built-in device type" in info["traceback"]
+    assert f'File "{expected}"' in info["traceback"]
+
+
+def test_none_serves_stock_torch() -> None:
+    done = run_python(
+        f"""
+        import json, sys
+        import torch._dynamo.device_interface as di
+        from rfc_shared import overlay
+        print(json.dumps([hasattr(di, "{PRIMITIVE}"), overlay.report()["active"],
+                          [type(f).__name__ for f in sys.meta_path]]))
+        """,
+        env={"TORCH_RFC_SLICES": "none"},
+    )
+    has_primitive, active, finders = last_json(done)
+    assert not has_primitive and not active
+    assert "_OverlayOnTorchImport" not in " ".join(map(str, finders))
+
+
+def test_report_names_slices_versions_and_series_hash() -> None:
+    done = run_python(
+        """
+        import json, torch
+        from rfc_shared import overlay
+        print(json.dumps(overlay.report()))
+        """,
+        env={"TORCH_RFC_SLICES": "shared"},
+    )
+    report = last_json(done)
+    assert report["active"] is True
+    assert report["slices"] == [{"name": "shared", "version": "0.1.0"}]
+    assert len(report["series_hash"]) == 64
+    assert "torch._dynamo.device_interface" in report["modules"]
+    assert report["torch"]["git_version"].startswith("cf30153c4c")
+
+
+BROKEN_SLICE = """
+    import json, sys
+    from pathlib import Path
+    from rfc_shared import overlay
+    from rfc_shared.slices import discover_slices
+    from rfc_shared.testing.helpers import format_patch, pristine, write_slice
+
+    root = Path(sys.argv[1])
+    utils = pristine("torch/_dynamo/utils.py")
+    good = format_patch("torch/_dynamo/utils.py", utils, utils + "OVERLAID = True\\n")
+    bad = format_patch("torch/_dynamo/device_interface.py", "no such\\ncontext\\n", "x\\n")
+    installed = discover_slices()
+    installed["broken"] = write_slice(root, "broken", [good + bad.split("---\\n", 1)[1]])
+"""
+
+
+def test_a_failing_hunk_raises_and_patches_nothing(tmp_path: Path) -> None:
+    code = textwrap.dedent(BROKEN_SLICE) + textwrap.dedent(
+        """
+        try:
+            overlay.activate(["broken"], installed=installed)
+        except overlay.PatchApplyError as e:
+            error = str(e)
+        import torch._dynamo.utils as du, torch._dynamo.device_interface as di
+        print(json.dumps([error, overlay.active() is None,
+                          hasattr(du, "OVERLAID"), hasattr(di, "register_interface_for_device_PrivateUse1")]))
+        """
+    )
+    done = run_python(code.replace("sys.argv[1]", repr(str(tmp_path))), env={"TORCH_RFC_SLICES": "none"})
+    error, inactive, utils_patched, shared_patched = last_json(done)
+    assert "slice 'broken'" in error and "0001-change.patch" in error
+    assert "torch/_dynamo/device_interface.py" in error and "hunk #1" in error
+    assert inactive and not utils_patched and not shared_patched
+
+
+def test_wrong_torch_version_is_refused(tmp_path: Path) -> None:
+    done = run_python(
+        f"""
+        import json
+        from pathlib import Path
+        from rfc_shared import overlay
+        from rfc_shared.base import TorchBase
+        from rfc_shared.slices import BaseMismatchError, discover_slices
+        from rfc_shared.testing.helpers import write_slice
+
+        installed = discover_slices()
+        installed["old"] = write_slice(Path({str(tmp_path)!r}), "old", [],
+                                       base=TorchBase("2.12.0", "0" * 40))
+        try:
+            overlay.activate(["old"], installed=installed)
+        except BaseMismatchError as e:
+            print(json.dumps([str(e), overlay.active() is None]))
+        """,
+        env={"TORCH_RFC_SLICES": "none"},
+    )
+    error, inactive = last_json(done)
+    assert "torch 2.13.0" in error and "torch 2.12.0" in error and inactive
+
+
+def _fake_distribution(site: Path, root: Path) -> None:
+    """An installed distribution declaring a slice whose series does not apply."""
+    package = site / "broken_slice"
+    series = package / "patches" / "torch-2.13.0"
+    series.mkdir(parents=True)
+    (series / "0001-bad.patch").write_text(
+        "Subject: [PATCH] bad\n\n---\ndiff --git a/torch/_dynamo/utils.py b/torch/_dynamo/utils.py\n"
+        "--- a/torch/_dynamo/utils.py\n+++ b/torch/_dynamo/utils.py\n"
+        "@@ -1,2 +1,2 @@\n-no such\n+line\n context\n"
+    )
+    (series / "series").write_text("0001-bad.patch\n")
+    (package / "__init__.py").write_text(
+        "from rfc_shared.base import TORCH_2_13_0\n"
+        "from rfc_shared.slices import Slice\n"
+        "SLICE = Slice('broken', 'broken_slice', (TORCH_2_13_0,))\n"
+    )
+    info = site / "broken_slice-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-slice\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[torch_rfc.slices]\nbroken = broken_slice:SLICE\n")
+
+
+def test_startup_failure_fails_every_torch_import(tmp_path: Path) -> None:
+    _fake_distribution(tmp_path, tmp_path)
+    done = run_python(
+        """
+        import json
+        errors = []
+        for attempt in range(2):
+            try:
+                import torch
+            except Exception as e:
+                errors.append(f"{type(e).__name__}: {e}")
+        print(json.dumps(errors))
+        """,
+        env={"TORCH_RFC_SLICES": "broken", "PYTHONPATH": str(tmp_path)},
+    )
+    first, second = last_json(done)
+    assert first.startswith("PatchApplyError: slice 'broken': patch 0001-bad.patch")
+    assert second.startswith("OverlayError: the torch overlay failed to activate")
+
+
+def test_activating_after_torch_was_imported_is_refused() -> None:
+    done = run_python(
+        """
+        import json
+        import torch._dynamo.device_interface
+        from rfc_shared import overlay
+        try:
+            overlay.activate(["shared"])
+        except overlay.OverlayError as e:
+            print(json.dumps(str(e)))
+        """,
+        env={"TORCH_RFC_SLICES": "none"},
+    )
+    assert "already imported: torch._dynamo.device_interface" in last_json(done)
+
+
+CACHE_DIRS = """
+    import json, torch
+    from torch._inductor.runtime.cache_dir_utils import cache_dir, triton_cache_dir
+    print(json.dumps([cache_dir(), triton_cache_dir(0)]))
+"""
+
+
+def test_cache_directories_differ_between_stock_and_overlaid(tmp_path: Path) -> None:
+    unset: dict[str, str | None] = {"TORCHINDUCTOR_CACHE_DIR": None, "TRITON_CACHE_DIR": None}
+    stock = last_json(run_python(CACHE_DIRS, env={**unset, "TORCH_RFC_SLICES": "none"}))
+    overlaid = last_json(run_python(CACHE_DIRS, env={**unset, "TORCH_RFC_SLICES": "shared"}))
+    assert stock[0] != overlaid[0] and stock[1] != overlaid[1]
+    assert "_rfc-" in overlaid[0] and overlaid[1].startswith(overlaid[0])
+
+    chosen = str(tmp_path / "mine")
+    user = last_json(
+        run_python(CACHE_DIRS, env={"TORCH_RFC_SLICES": "shared", "TORCHINDUCTOR_CACHE_DIR": chosen})
+    )
+    assert user[0] == chosen
+
+
+def test_subprocesses_get_the_same_overlay() -> None:
+    done = run_python(
+        """
+        import json, subprocess, sys
+        from rfc_shared import overlay
+        overlay.activate(["shared"])
+        child = subprocess.run(
+            [sys.executable, "-c",
+             "import json, torch; from rfc_shared import overlay; "
+             "print(json.dumps(overlay.report()['slices']))"],
+            capture_output=True, text=True, check=True)
+        print(child.stdout.strip().splitlines()[-1])
+        """,
+        env={"TORCH_RFC_SLICES": "none"},
+    )
+    assert last_json(done) == [{"name": "shared", "version": "0.1.0"}]
+
+
+def test_bytecode_is_cached_outside_torch_and_a_bad_entry_is_ignored(tmp_path: Path) -> None:
+    code = """
+        import torch._dynamo.device_interface as di
+        print(hasattr(di, "register_interface_for_device_PrivateUse1"))
+    """
+    env = {"TORCH_RFC_SLICES": "shared", "XDG_CACHE_HOME": str(tmp_path)}
+    assert run_python(code, env=env).stdout.split()[-1] == "True"
+    cached = list((tmp_path / "torch-rfc" / "bytecode").glob("*.bin"))
+    assert len(cached) == 1
+    cached[0].write_bytes(b"not bytecode")
+    assert run_python(code, env=env).stdout.split()[-1] == "True"

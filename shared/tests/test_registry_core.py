@@ -1,0 +1,226 @@
+"""The shared registry core (the ``shared`` slice's patch) on a renamed
+PrivateUse1 backend. Every bad input must error and leave the registry as it
+was."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import pytest
+import torch
+
+from rfc_shared.testing.helpers import last_json, run_python
+
+
+pytestmark = pytest.mark.slice("shared")
+
+
+def di():  # noqa: ANN201
+    import torch._dynamo.device_interface as device_interface
+
+    return device_interface
+
+
+def make_interface(count: int = 2, **overrides: Callable[..., object]) -> type:
+    base = di().DeviceInterface
+    methods = {
+        "is_available": staticmethod(lambda: True),
+        "device_count": staticmethod(lambda: count),
+        "current_device": staticmethod(lambda: 0),
+        "set_device": staticmethod(lambda device: None),
+        "synchronize": staticmethod(lambda device=None: None),
+        "get_device_properties": classmethod(lambda cls, device=None: None),
+        **{k: staticmethod(v) for k, v in overrides.items()},
+    }
+    return type("AccTestInterface", (base,), methods)
+
+
+def registry() -> dict[str, type]:
+    module = di()
+    module.get_registered_device_interfaces()  # built-ins registered first
+    return dict(module.device_interfaces)
+
+
+def test_registers_the_name_and_its_indexed_names(privateuse1_backend: str) -> None:
+    iface = make_interface(count=2)
+    di().register_interface_for_device_PrivateUse1(privateuse1_backend, iface)
+    lookup = di().get_interface_for_device
+    for key in (privateuse1_backend, f"{privateuse1_backend}:0", f"{privateuse1_backend}:1"):
+        assert di().device_interfaces[key] is iface
+        assert lookup(key) is iface
+    assert lookup(torch.device(privateuse1_backend, 1)) is iface
+    # An index past the registered ones resolves by device type.
+    assert lookup(f"{privateuse1_backend}:7") is iface
+    assert lookup("cpu:3") is di().CpuInterface
+
+
+def test_lists_only_out_of_tree_device_types(privateuse1_backend: str) -> None:
+    iface = make_interface()
+    di().register_interface_for_device_PrivateUse1(privateuse1_backend, iface)
+    assert di().get_interface_for_device__PrivateUse1() == [(privateuse1_backend, iface)]
+
+
+@pytest.mark.parametrize("name", ["cuda", "cpu", "mps:0", "meta", "mtia"])
+def test_a_builtin_name_is_refused(privateuse1_backend: str, name: str) -> None:
+    before = registry()
+    with pytest.raises(ValueError, match="is a built-in device type"):
+        di().register_interface_for_device_PrivateUse1(name, make_interface())
+    assert registry() == before
+
+
+def test_a_name_that_is_not_the_backend_is_refused(privateuse1_backend: str) -> None:
+    before = registry()
+    with pytest.raises(ValueError, match=f"which is named '{privateuse1_backend}'"):
+        di().register_interface_for_device_PrivateUse1("npu", make_interface())
+    assert registry() == before
+
+
+@pytest.mark.parametrize("bad", [object(), int, "AccInterface", None])
+def test_a_non_interface_is_refused(privateuse1_backend: str, bad: object) -> None:
+    before = registry()
+    with pytest.raises(TypeError, match="must be a subclass of"):
+        di().register_interface_for_device_PrivateUse1(privateuse1_backend, bad)
+    assert registry() == before
+
+
+def test_missing_required_methods_are_named(privateuse1_backend: str) -> None:
+    partial = type(
+        "Partial", (di().DeviceInterface,), {"is_available": staticmethod(lambda: True)}
+    )
+    before = registry()
+    with pytest.raises(TypeError) as info:
+        di().register_interface_for_device_PrivateUse1(privateuse1_backend, partial)
+    assert "device_count, current_device, set_device, synchronize, get_device_properties" in str(info.value)
+    assert registry() == before
+
+
+def test_properties_through_the_worker_count_as_implemented(privateuse1_backend: str) -> None:
+    iface = make_interface()
+    del iface.get_device_properties
+
+    class Worker(di().DeviceInterface.Worker):
+        @staticmethod
+        def get_device_properties(device: object = None) -> None:
+            return None
+
+    iface.Worker = Worker
+    di().register_interface_for_device_PrivateUse1(privateuse1_backend, iface)
+    assert di().get_interface_for_device(privateuse1_backend) is iface
+
+
+def test_a_taken_name_is_never_overwritten(privateuse1_backend: str) -> None:
+    first, second = make_interface(), make_interface()
+    di().register_interface_for_device_PrivateUse1(privateuse1_backend, first)
+    di().register_interface_for_device_PrivateUse1(privateuse1_backend, first)  # no-op
+    before = registry()
+    with pytest.raises(RuntimeError, match="already has the interface"):
+        di().register_interface_for_device_PrivateUse1(privateuse1_backend, second)
+    assert registry() == before
+
+
+def test_a_raising_device_count_registers_nothing_and_a_retry_works(
+    privateuse1_backend: str,
+) -> None:
+    calls = []
+
+    def flaky_count() -> int:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("driver not ready")
+        return 1
+
+    iface = make_interface(device_count=flaky_count)
+    before = registry()
+    with pytest.raises(RuntimeError, match="device_count\\(\\) raised"):
+        di().register_interface_for_device_PrivateUse1(privateuse1_backend, iface)
+    assert registry() == before
+    di().register_interface_for_device_PrivateUse1(privateuse1_backend, iface)
+    assert di().get_interface_for_device(f"{privateuse1_backend}:0") is iface
+
+
+def test_registration_invalidates_dependent_caches(privateuse1_backend: str) -> None:
+    module = di()
+    calls: list[str] = []
+    hook = lambda: calls.append("cleared")  # noqa: E731
+    module._register_registry_cache_clear(hook)
+    try:
+        module.register_interface_for_device_PrivateUse1(privateuse1_backend, make_interface(0))
+        assert calls == ["cleared"]
+        module.register_interface_for_device("legacy_name", make_interface())
+        assert calls == ["cleared", "cleared"]
+    finally:
+        module._registry_cache_clears.remove(hook)
+
+
+def test_registering_before_the_rename_is_refused() -> None:
+    done = run_python(
+        """
+        import json
+        import torch._dynamo.device_interface as di
+        before = dict(di.device_interfaces)
+        try:
+            di.register_interface_for_device_PrivateUse1("acc", di.CpuInterface)
+        except RuntimeError as e:
+            print(json.dumps([str(e), dict(di.device_interfaces) == before]))
+        """
+    )
+    message, unchanged = last_json(done)
+    assert "has not been renamed" in message and unchanged
+
+
+def test_builtins_are_registered_as_on_stock_torch() -> None:
+    code = """
+        import json
+        import torch._dynamo.device_interface as di
+        print(json.dumps(sorted((k, v.__name__) for k, v in di.get_registered_device_interfaces())))
+    """
+    stock = last_json(run_python(code, env={"TORCH_RFC_SLICES": "none"}))
+    overlaid = last_json(run_python(code))
+    assert overlaid == stock
+    assert "register_interface_for_device_PrivateUse1" in run_python(
+        "import torch._dynamo.device_interface as di; print(dir(di))"
+    ).stdout
+
+
+def test_concurrent_registration_and_lookup_stay_consistent(privateuse1_backend: str) -> None:
+    iface = make_interface(count=2)
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(8)
+
+    def register() -> None:
+        barrier.wait()
+        for _ in range(50):
+            di().register_interface_for_device_PrivateUse1(privateuse1_backend, iface)
+
+    def legacy(n: int) -> None:
+        barrier.wait()
+        for i in range(50):
+            di().register_interface_for_device(f"thread{n}_{i}", iface)
+
+    def look() -> None:
+        barrier.wait()
+        for _ in range(200):
+            names = [name for name, _ in di().get_registered_device_interfaces()]
+            assert "cpu" in names
+            di().get_interface_for_device__PrivateUse1()
+
+    def guarded(fn: Callable[..., None], *args: object) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                fn(*args)
+            except BaseException as e:  # noqa: BLE001
+                errors.append(e)
+
+        return run
+
+    threads = [threading.Thread(target=guarded(register)) for _ in range(3)]
+    threads += [threading.Thread(target=guarded(legacy, n)) for n in range(2)]
+    threads += [threading.Thread(target=guarded(look)) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert not errors
+    assert di().get_interface_for_device(f"{privateuse1_backend}:1") is iface
+    assert len([n for n in di().device_interfaces if n.startswith("thread")]) == 100

@@ -1,0 +1,83 @@
+from pathlib import Path
+
+import pytest
+
+from rfc_shared.base import TORCH_2_13_0, TorchBase
+from rfc_shared.slices import (
+    BaseMismatchError,
+    Slice,
+    SliceError,
+    parse_selection,
+    resolve,
+    stack_order,
+)
+from rfc_shared.testing.helpers import write_slice
+
+
+def make(name: str, *requires: str) -> Slice:
+    return Slice(name, name, (TORCH_2_13_0,), requires)
+
+
+INSTALLED = {
+    s.name: s
+    for s in (
+        make("shared"),
+        make("rfc1"),
+        make("rfc2"),
+        make("rfc3", "rfc1"),
+        make("lazy_reg"),
+        make("backend_feature", "rfc1"),
+    )
+}
+
+
+def test_selection_adds_dependencies_in_stack_order() -> None:
+    assert [s.name for s in resolve(["rfc3"], INSTALLED)] == ["shared", "rfc1", "rfc3"]
+    stacked = resolve(list(INSTALLED), INSTALLED)
+    assert [s.name for s in stacked] == list(INSTALLED)
+
+
+def test_dependencies_come_first_whatever_the_names() -> None:
+    order = stack_order([make("zeta"), make("alpha", "zeta"), make("shared")])
+    assert [s.name for s in order] == ["shared", "zeta", "alpha"]
+
+
+def test_unknown_and_missing_slices_are_named() -> None:
+    with pytest.raises(SliceError, match=r"'rfc9' is not installed \(installed: shared"):
+        resolve(["rfc9"], INSTALLED)
+    partial = {"shared": make("shared"), "rfc3": make("rfc3", "rfc1")}
+    with pytest.raises(SliceError, match="'rfc3' requires slice 'rfc1'"):
+        resolve(["rfc3"], partial)
+
+
+def test_cycles_are_an_error() -> None:
+    with pytest.raises(SliceError, match="cycle"):
+        stack_order([make("shared"), make("a", "b"), make("b", "a")])
+
+
+def test_environment_values() -> None:
+    assert parse_selection(None, INSTALLED) == list(INSTALLED)
+    assert parse_selection("all", INSTALLED) == list(INSTALLED)
+    assert parse_selection(" None ", INSTALLED) == []
+    assert parse_selection("rfc1, rfc2", INSTALLED) == ["rfc1", "rfc2"]
+    with pytest.raises(SliceError, match="names no slice"):
+        parse_selection(",", INSTALLED)
+
+
+def test_a_base_without_series_is_refused_naming_both_versions(slices_root: Path) -> None:
+    old = TorchBase("2.12.0", "0" * 40)
+    s = write_slice(slices_root, "rfc1", [], base=old)
+    with pytest.raises(BaseMismatchError) as info:
+        s.series(TORCH_2_13_0)
+    assert "torch 2.13.0" in str(info.value) and "torch 2.12.0" in str(info.value)
+
+
+def test_series_file_must_match_the_folder(slices_root: Path) -> None:
+    s = write_slice(slices_root, "rfc1", [])
+    folder = s.series_dir(TORCH_2_13_0)
+    (folder / "0009-stray.patch").write_text("x")
+    with pytest.raises(SliceError, match="0009-stray.patch"):
+        s.series(TORCH_2_13_0)
+    (folder / "series").unlink()
+    with pytest.raises(SliceError, match="series is missing"):
+        s.series(TORCH_2_13_0)

@@ -1,0 +1,73 @@
+"""The pytest plugin every slice's tests run under."""
+
+import pytest
+
+
+MARKED = """
+    import pytest
+
+    @pytest.mark.slice("shared")
+    def test_passes_without_the_slice():
+        pass
+
+    @pytest.mark.slice("shared")
+    def test_needs_the_slice():
+        import torch._dynamo.device_interface as di
+        assert hasattr(di, "register_interface_for_device_PrivateUse1")
+
+    def test_unmarked():
+        pass
+"""
+
+
+def test_control_fails_a_slice_test_that_passes_on_stock_torch(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TORCH_RFC_SLICES", "none")
+    pytester.makepyfile(MARKED)
+    result = pytester.runpytest_subprocess("--control", "-rA")
+    result.assert_outcomes(failed=1, xfailed=1, deselected=1)
+    result.stdout.fnmatch_lines(["*passed on stock torch: it does not exercise slice 'shared'*"])
+
+
+def test_control_refuses_to_run_on_an_overlaid_torch(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TORCH_RFC_SLICES", "shared")
+    pytester.makepyfile(MARKED)
+    result = pytester.runpytest_subprocess("--control")
+    assert result.ret != 0
+    result.stderr.fnmatch_lines(["*--control runs on stock torch*"])
+
+
+def test_a_slice_test_fails_when_its_slice_is_not_active(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TORCH_RFC_SLICES", "none")
+    pytester.makepyfile(MARKED)
+    result = pytester.runpytest_subprocess()
+    result.assert_outcomes(passed=1, errors=2)
+    result.stdout.fnmatch_lines(["*this test needs slice 'shared'; the overlay serves stock torch*"])
+
+
+def test_each_test_gets_the_registry_and_a_cache_dir_of_its_own(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TORCH_RFC_SLICES", "shared")
+    pytester.makepyfile(
+        """
+        import os
+        import torch._dynamo.device_interface as di
+
+        seen = []
+
+        def test_leaks_a_registration():
+            seen.append(os.environ["TORCHINDUCTOR_CACHE_DIR"])
+            di.register_interface_for_device("leaked", di.CpuInterface)
+
+        def test_sees_no_leak():
+            assert "leaked" not in dict(di.get_registered_device_interfaces())
+            assert os.environ["TORCHINDUCTOR_CACHE_DIR"] != seen[0]
+        """
+    )
+    pytester.runpytest_subprocess("-p", "no:randomly").assert_outcomes(passed=2)
