@@ -99,11 +99,23 @@ def _prepare(session: nox.Session) -> str:
     if changed:
         session.log(f"installing {', '.join(changed)}")
         session.run(
-            _python(), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps",
-            *(str(ROOT / f) for f in changed), external=True,
+            _python(),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--force-reinstall",
+            "--no-deps",
+            *(str(ROOT / f) for f in changed),
+            external=True,
         )
         session.run(
-            _python(), "-m", "pip", "install", "-q", *(str(ROOT / f) for f in changed),
+            _python(),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            *(str(ROOT / f) for f in changed),
             external=True,
         )
         for folder in changed:
@@ -122,16 +134,33 @@ def _closure(name: str) -> list[str]:
 def _check_overlay(session: nox.Session, py: str, slices: str, expected: list[str]) -> None:
     """Fail unless ``TORCH_RFC_SLICES=slices`` makes the overlay serve ``expected``."""
     session.run(
-        py, "-m", "rfc_shared", "status", "--import-torch", "--expect", ",".join(expected),
-        external=True, silent=True, env={"TORCH_RFC_SLICES": slices},
+        py,
+        "-m",
+        "rfc_shared",
+        "status",
+        "--import-torch",
+        "--expect",
+        ",".join(expected),
+        external=True,
+        silent=True,
+        env={"TORCH_RFC_SLICES": slices},
     )
     session.log(f"overlay serves: {', '.join(expected) or 'stock torch'}")
 
 
 def _pytest(session: nox.Session, py: str, *args: str, slices: str) -> None:
     session.run(
-        py, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT),
-        *args, *session.posargs, external=True, env={"TORCH_RFC_SLICES": slices},
+        py,
+        "-m",
+        "pytest",
+        "-c",
+        str(ROOT / "pyproject.toml"),
+        "--rootdir",
+        str(ROOT),
+        *args,
+        *session.posargs,
+        external=True,
+        env={"TORCH_RFC_SLICES": slices},
     )
 
 
@@ -150,9 +179,20 @@ def _doctest(session: nox.Session, py: str, pages: list[str], slices: str) -> No
         return
     out = ROOT / ".nox" / "_doctest" / slices.replace(",", "-")
     session.run(
-        py, "-m", "sphinx", "-E", "-W", "--keep-going", "-q", "-b", "doctest",
-        str(ROOT / "docs"), str(out), *existing,
-        external=True, env={"TORCH_RFC_SLICES": slices},
+        py,
+        "-m",
+        "sphinx",
+        "-E",
+        "-W",
+        "--keep-going",
+        "-q",
+        "-b",
+        "doctest",
+        str(ROOT / "docs"),
+        str(out),
+        *existing,
+        external=True,
+        env={"TORCH_RFC_SLICES": slices},
     )
 
 
@@ -177,9 +217,10 @@ for _name in SLICES:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Ruff over the project's own Python code (not the patch series)."""
+    """Ruff lint and format check over the project's own Python code."""
     py = _prepare(session)
     session.run(py, "-m", "ruff", "check", str(ROOT), *session.posargs, external=True)
+    session.run(py, "-m", "ruff", "format", "--check", str(ROOT), external=True)
 
 
 @nox.session
@@ -205,9 +246,19 @@ def docs(session: nox.Session) -> None:
     env = {"TORCH_RFC_SLICES": "all"}
     for builder in ("doctest", "html"):
         session.run(
-            py, "-m", "sphinx", "-E", "-W", "--keep-going", "-n", "-b", builder,
-            str(ROOT / "docs"), str(ROOT / "docs" / "_build" / builder),
-            external=True, env=env,
+            py,
+            "-m",
+            "sphinx",
+            "-E",
+            "-W",
+            "--keep-going",
+            "-n",
+            "-b",
+            builder,
+            str(ROOT / "docs"),
+            str(ROOT / "docs" / "_build" / builder),
+            external=True,
+            env=env,
         )
     session.log(f"HTML: {ROOT / 'docs' / '_build' / 'html' / 'index.html'}")
 

@@ -71,7 +71,9 @@ def test_materialize_writes_the_patched_tree(tmp_path: Path) -> None:
     out = tmp_path / "tree"
     done = subprocess.run(
         [sys.executable, "-m", "rfc_shared", "materialize", str(out), "--slices", "shared"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert "torch/_dynamo/device_interface.py" in done.stdout
     patched = (out / "torch" / "_dynamo" / "device_interface.py").read_text()

@@ -105,11 +105,13 @@ def test_a_failing_hunk_raises_and_patches_nothing(tmp_path: Path) -> None:
         except overlay.PatchApplyError as e:
             error = str(e)
         import torch._dynamo.utils as du, torch._dynamo.device_interface as di
-        print(json.dumps([error, overlay.active() is None,
-                          hasattr(du, "OVERLAID"), hasattr(di, "register_interface_for_device_PrivateUse1")]))
+        print(json.dumps([error, overlay.active() is None, hasattr(du, "OVERLAID"),
+                          hasattr(di, "register_interface_for_device_PrivateUse1")]))
         """
     )
-    done = run_python(code.replace("sys.argv[1]", repr(str(tmp_path))), env={"TORCH_RFC_SLICES": "none"})
+    done = run_python(
+        code.replace("sys.argv[1]", repr(str(tmp_path))), env={"TORCH_RFC_SLICES": "none"}
+    )
     error, inactive, utils_patched, shared_patched = last_json(done)
     assert "slice 'broken'" in error and "0001-change.patch" in error
     assert "torch/_dynamo/device_interface.py" in error and "hunk #1" in error
@@ -146,7 +148,8 @@ def _fake_distribution(site: Path, root: Path) -> None:
     series = package / "patches" / "torch-2.13.0"
     series.mkdir(parents=True)
     (series / "0001-bad.patch").write_text(
-        "Subject: [PATCH] bad\n\n---\ndiff --git a/torch/_dynamo/utils.py b/torch/_dynamo/utils.py\n"
+        "Subject: [PATCH] bad\n\n---\n"
+        "diff --git a/torch/_dynamo/utils.py b/torch/_dynamo/utils.py\n"
         "--- a/torch/_dynamo/utils.py\n+++ b/torch/_dynamo/utils.py\n"
         "@@ -1,2 +1,2 @@\n-no such\n+line\n context\n"
     )
@@ -214,7 +217,9 @@ def test_cache_directories_differ_between_stock_and_overlaid(tmp_path: Path) -> 
 
     chosen = str(tmp_path / "mine")
     user = last_json(
-        run_python(CACHE_DIRS, env={"TORCH_RFC_SLICES": "shared", "TORCHINDUCTOR_CACHE_DIR": chosen})
+        run_python(
+            CACHE_DIRS, env={"TORCH_RFC_SLICES": "shared", "TORCHINDUCTOR_CACHE_DIR": chosen}
+        )
     )
     assert user[0] == chosen
 

@@ -16,7 +16,7 @@ from rfc_shared.testing.helpers import last_json, run_python
 pytestmark = pytest.mark.slice("shared")
 
 
-def di():  # noqa: ANN201
+def di():
     import torch._dynamo.device_interface as device_interface
 
     return device_interface
@@ -85,13 +85,13 @@ def test_a_non_interface_is_refused(privateuse1_backend: str, bad: object) -> No
 
 
 def test_missing_required_methods_are_named(privateuse1_backend: str) -> None:
-    partial = type(
-        "Partial", (di().DeviceInterface,), {"is_available": staticmethod(lambda: True)}
-    )
+    partial = type("Partial", (di().DeviceInterface,), {"is_available": staticmethod(lambda: True)})
     before = registry()
     with pytest.raises(TypeError) as info:
         di().register_interface_for_device_PrivateUse1(privateuse1_backend, partial)
-    assert "device_count, current_device, set_device, synchronize, get_device_properties" in str(info.value)
+    assert "device_count, current_device, set_device, synchronize, get_device_properties" in str(
+        info.value
+    )
     assert registry() == before
 
 
@@ -178,9 +178,10 @@ def test_builtins_are_registered_as_on_stock_torch() -> None:
     stock = last_json(run_python(code, env={"TORCH_RFC_SLICES": "none"}))
     overlaid = last_json(run_python(code))
     assert overlaid == stock
-    assert "register_interface_for_device_PrivateUse1" in run_python(
-        "import torch._dynamo.device_interface as di; print(dir(di))"
-    ).stdout
+    assert (
+        "register_interface_for_device_PrivateUse1"
+        in run_python("import torch._dynamo.device_interface as di; print(dir(di))").stdout
+    )
 
 
 def test_concurrent_registration_and_lookup_stay_consistent(privateuse1_backend: str) -> None:
@@ -209,7 +210,7 @@ def test_concurrent_registration_and_lookup_stay_consistent(privateuse1_backend:
         def run() -> None:
             try:
                 fn(*args)
-            except BaseException as e:  # noqa: BLE001
+            except BaseException as e:
                 errors.append(e)
 
         return run

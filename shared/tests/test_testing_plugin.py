@@ -47,7 +47,9 @@ def test_a_slice_test_fails_when_its_slice_is_not_active(
     pytester.makepyfile(MARKED)
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=1, errors=2)
-    result.stdout.fnmatch_lines(["*this test needs slice 'shared'; the overlay serves stock torch*"])
+    result.stdout.fnmatch_lines(
+        ["*this test needs slice 'shared'; the overlay serves stock torch*"]
+    )
 
 
 def test_each_test_gets_the_registry_and_a_cache_dir_of_its_own(

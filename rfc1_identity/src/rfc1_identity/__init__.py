@@ -1,4 +1,6 @@
-"""Slice ``rfc1``: device identity and capability through the DeviceInterface registry (sub-RFC pytorch/pytorch#189135).
+"""Slice ``rfc1`` (pytorch/pytorch#189135).
+
+Device identity and capability through the DeviceInterface registry.
 
 The change itself is the patch series in ``patches/``; this module only
 declares it to the overlay.

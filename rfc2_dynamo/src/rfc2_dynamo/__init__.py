@@ -1,4 +1,6 @@
-"""Slice ``rfc2``: dynamo traces PrivateUse1 streams, events, runtime calls and tensor classes (sub-RFC pytorch/pytorch#189136).
+"""Slice ``rfc2`` (pytorch/pytorch#189136).
+
+Dynamo traces PrivateUse1 streams, events, runtime calls and tensor classes.
 
 The change itself is the patch series in ``patches/``; this module only
 declares it to the overlay.

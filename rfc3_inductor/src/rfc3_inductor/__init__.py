@@ -1,4 +1,6 @@
-"""Slice ``rfc3``: inductor discovers, configures, compiles and runs a PrivateUse1 backend (sub-RFC pytorch/pytorch#189137).
+"""Slice ``rfc3`` (pytorch/pytorch#189137).
+
+Inductor discovers, configures, compiles and runs a PrivateUse1 backend.
 
 The change itself is the patch series in ``patches/``; this module only
 declares it to the overlay.
@@ -12,6 +14,6 @@ SLICE = Slice(
     name="rfc3",
     package=__name__,
     bases=(TORCH_2_13_0,),
-    requires=('rfc1',),
+    requires=("rfc1",),
     title="Inductor discovers, configures, compiles and runs a PrivateUse1 backend",
 )

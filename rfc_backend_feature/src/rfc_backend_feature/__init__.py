@@ -1,4 +1,6 @@
-"""Slice ``backend_feature``: backendFeature as the framework-wide capability interface (sub-RFC pytorch/pytorch#191317).
+"""Slice ``backend_feature`` (pytorch/pytorch#191317).
+
+BackendFeature as the framework-wide capability interface.
 
 The change itself is the patch series in ``patches/``; this module only
 declares it to the overlay.
@@ -12,6 +14,6 @@ SLICE = Slice(
     name="backend_feature",
     package=__name__,
     bases=(TORCH_2_13_0,),
-    requires=('rfc1',),
+    requires=("rfc1",),
     title="BackendFeature as the framework-wide capability interface",
 )

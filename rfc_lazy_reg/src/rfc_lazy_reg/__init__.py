@@ -1,4 +1,6 @@
-"""Slice ``lazy_reg``: convention-based lazy registration of a PrivateUse1 DeviceInterface (sub-RFC pytorch/pytorch#191314).
+"""Slice ``lazy_reg`` (pytorch/pytorch#191314).
+
+Convention-based lazy registration of a PrivateUse1 DeviceInterface.
 
 The change itself is the patch series in ``patches/``; this module only
 declares it to the overlay.

@@ -39,8 +39,10 @@ def _materialize(args: argparse.Namespace) -> int:
     names = parse_selection(args.slices or os.environ.get("TORCH_RFC_SLICES"), installed)
     stack = resolve(names, installed) if names else []
     changed = materialize(args.dest, stack)
-    print(f"wrote the torch tree with {', '.join(s.name for s in stack) or 'no slices'} "
-          f"applied to {args.dest}; {len(changed)} file(s) patched:")
+    print(
+        f"wrote the torch tree with {', '.join(s.name for s in stack) or 'no slices'} "
+        f"applied to {args.dest}; {len(changed)} file(s) patched:"
+    )
     for path in changed:
         print(f"  {path}")
     return 0

@@ -14,7 +14,7 @@ class _OverlayOnTorchImport:
     ``torch`` import and then hands over to the overlay's own finder."""
 
     @classmethod
-    def find_spec(cls, fullname, path=None, target=None):  # noqa: ANN001, ANN206
+    def find_spec(cls, fullname, path=None, target=None):
         if fullname != "torch" and not fullname.startswith("torch."):
             return None
         from rfc_shared.overlay import activate_on_torch_import

@@ -26,10 +26,7 @@ def _first_difference(lines: Sequence[str], at: int, expected: Sequence[str]) ->
     for offset, want in enumerate(expected):
         got = lines[at + offset] if at + offset < len(lines) else "<end of file>"
         if got != want:
-            return (
-                f"at line {at + offset + 1} expected {want.rstrip()!r}, "
-                f"found {got.rstrip()!r}"
-            )
+            return f"at line {at + offset + 1} expected {want.rstrip()!r}, found {got.rstrip()!r}"
     return "context found nowhere"
 
 
@@ -62,7 +59,9 @@ def apply_hunks(text: str, hunks: Sequence[Hunk]) -> str:
         expected = start + shift
         at = _find(lines, hunk.old_lines, expected, cursor)
         if at < 0:
-            detail = _first_difference(lines, min(max(expected, cursor), len(lines)), hunk.old_lines)
+            detail = _first_difference(
+                lines, min(max(expected, cursor), len(lines)), hunk.old_lines
+            )
             raise HunkMismatchError(hunk, index, detail)
         out.extend(lines[cursor:at])
         out.extend(hunk.new_lines)

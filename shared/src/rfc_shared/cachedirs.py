@@ -28,9 +28,7 @@ def _user() -> str:
 
 def overlay_cache_dir(series_hash: str) -> str:
     """The Inductor cache directory of one overlay (one series hash)."""
-    return os.path.join(
-        tempfile.gettempdir(), f"torchinductor_{_user()}_rfc-{series_hash[:16]}"
-    )
+    return os.path.join(tempfile.gettempdir(), f"torchinductor_{_user()}_rfc-{series_hash[:16]}")
 
 
 def namespace(series_hash: str) -> dict[str, str]:

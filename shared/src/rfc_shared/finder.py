@@ -26,9 +26,7 @@ from types import CodeType, ModuleType
 
 
 def bytecode_cache_dir() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".cache"
-    )
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(root) / "torch-rfc" / "bytecode"
 
 

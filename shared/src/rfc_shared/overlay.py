@@ -148,9 +148,7 @@ class Overlay:
                 elif pristine.is_file():
                     text = pristine.read_text(encoding="utf-8")
                 else:
-                    raise PatchApplyError(
-                        s.name, patch.name, diff.path, "file not found in torch"
-                    )
+                    raise PatchApplyError(s.name, patch.name, diff.path, "file not found in torch")
                 try:
                     patched = apply_hunks(text, diff.hunks)
                 except HunkMismatchError as e:

@@ -87,8 +87,7 @@ def _hunk(hunk: unidiff.Hunk) -> Hunk:
             new.append(line.value)
         last = kind
     header = (
-        f"@@ -{hunk.source_start},{hunk.source_length} "
-        f"+{hunk.target_start},{hunk.target_length} @@"
+        f"@@ -{hunk.source_start},{hunk.source_length} +{hunk.target_start},{hunk.target_length} @@"
     )
     return Hunk(header, hunk.source_start, tuple(old), tuple(new))
 
@@ -112,10 +111,7 @@ def read_patch(file: Path) -> Patch:
     for diff in patch_set:
         if diff.is_removed_file or diff.is_rename or diff.is_binary_file:
             raise PatchFormatError(
-                f"{file.name}: {diff.path}: deletions, renames and binary files "
-                "are not supported"
+                f"{file.name}: {diff.path}: deletions, renames and binary files are not supported"
             )
-        files.append(
-            FileDiff(diff.path, diff.is_added_file, tuple(_hunk(h) for h in diff))
-        )
+        files.append(FileDiff(diff.path, diff.is_added_file, tuple(_hunk(h) for h in diff)))
     return Patch(file, _subject(text), tuple(files), raw)

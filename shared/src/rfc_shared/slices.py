@@ -134,9 +134,7 @@ def discover_slices() -> dict[str, Slice]:
                 f"{type(declared).__name__}, not a rfc_shared.slices.Slice"
             )
         if declared.name != ep.name:
-            raise SliceError(
-                f"entry point {ep.name!r} declares a slice named {declared.name!r}"
-            )
+            raise SliceError(f"entry point {ep.name!r} declares a slice named {declared.name!r}")
         if ep.name in found:
             raise SliceError(f"two installed packages declare slice {ep.name!r}")
         if ep.dist is not None:
@@ -189,9 +187,7 @@ def resolve(selection: Sequence[str], installed: dict[str, Slice]) -> list[Slice
         chosen[name] = installed[name]
         for dep in installed[name].dependencies:
             if dep not in installed:
-                raise SliceError(
-                    f"slice {name!r} requires slice {dep!r}, which is not installed"
-                )
+                raise SliceError(f"slice {name!r} requires slice {dep!r}, which is not installed")
             pending.append(dep)
     return stack_order(chosen.values())
 
