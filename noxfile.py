@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -26,6 +27,9 @@ ROOT = Path(__file__).parent.resolve()
 ENV = ROOT / ".nox" / "_env"
 PYTHON = "python3.11"  # the local torch 2.13.0 CPU wheel is cp311
 TORCH = "torch==2.13.0"
+TRITON = "triton==3.7.1"  # the release torch 2.13.0 pairs with
+ACC = ROOT / "shared" / "torch_acc"
+WHEELS = ROOT / ".nox" / "_wheels"
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 
 # Slice name -> the folder of its package, in stack order.
@@ -56,11 +60,14 @@ def _digest(*parts: object) -> str:
     return h.hexdigest()
 
 
-def _tree_digest(folder: Path) -> str:
+def _tree_digest(folder: Path, exclude: tuple[str, ...] = ()) -> str:
     """Digest of a package's sources, ignoring build by-products."""
     h = hashlib.sha256()
     for path in sorted(folder.rglob("*")):
-        skip = any(p in ("__pycache__", "build") or p.endswith(".egg-info") for p in path.parts)
+        skip = any(
+            p in ("__pycache__", "build", *exclude) or p.endswith((".egg-info", ".so"))
+            for p in path.relative_to(folder).parts
+        )
         if path.is_file() and not skip:
             h.update(str(path.relative_to(folder)).encode())
             h.update(path.read_bytes())
@@ -83,19 +90,28 @@ def _prepare(session: nox.Session) -> str:
         session.run(_python(), "-m", "pip", "install", "-q", "--upgrade", "pip", external=True)
     done = json.loads(stamps.read_text()) if stamps.exists() else {}
 
-    groups = nox.project.dependency_groups(PYPROJECT, "test", "docs", "lint")
-    wanted = _digest(TORCH, groups)
+    groups = nox.project.dependency_groups(PYPROJECT, "test", "docs", "lint", "build")
+    wanted = _digest(TORCH, TRITON, groups)
     if done.get("requirements") != wanted:
-        session.log("installing torch and the tools (first run: a few minutes)")
-        session.run(_python(), "-m", "pip", "install", "-q", TORCH, *groups, external=True)
+        session.log("installing torch, triton and the tools (first run: a few minutes)")
+        session.run(
+            _python(), "-m", "pip", "install", "-q", TORCH, TRITON, *groups, external=True
+        )
         done["requirements"] = wanted
         stamps.write_text(json.dumps(done))
 
-    changed = []
-    for folder in SLICES.values():
-        digest = _tree_digest(ROOT / folder)
-        if done.get(folder) != digest:
-            changed.append(folder)
+    wheel = _acc_wheel(session)
+    if done.get("torch_acc") != str(wheel):
+        session.run(
+            _python(), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps",
+            str(wheel), external=True,
+        )
+        done["torch_acc"] = str(wheel)
+        stamps.write_text(json.dumps(done))
+
+    # torch_acc (inside shared/) is a separate distribution, built above.
+    digests = {f: _tree_digest(ROOT / f, exclude=("torch_acc",)) for f in SLICES.values()}
+    changed = [f for f, digest in digests.items() if done.get(f) != digest]
     if changed:
         session.log(f"installing {', '.join(changed)}")
         session.run(
@@ -119,11 +135,29 @@ def _prepare(session: nox.Session) -> str:
             external=True,
         )
         for folder in changed:
-            done[folder] = _tree_digest(ROOT / folder)
+            done[folder] = digests[folder]
         stamps.write_text(json.dumps(done))
     else:
         session.log("reusing the shared environment (packages unchanged)")
     return _python()
+
+
+def _acc_wheel(session: nox.Session) -> Path:
+    """torch_acc's wheel, built once per torch version and source hash."""
+    torch_version = session.run(
+        _python(), "-c", "import torch; print(torch.__version__)", external=True, silent=True
+    ).strip()
+    folder = WHEELS / f"torch_acc-{torch_version}-{_tree_digest(ACC)[:16]}"
+    built = sorted(folder.glob("torch_acc-*.whl"))
+    if built:
+        session.log(f"reusing the torch_acc wheel {built[0].relative_to(ROOT)}")
+        return built[0]
+    session.log(f"building torch_acc for torch {torch_version} (C++ extension, a few minutes)")
+    session.run(
+        _python(), "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps",
+        "-w", str(folder), str(ACC), external=True, env={"MAX_JOBS": str(os.cpu_count() or 2)},
+    )
+    return sorted(folder.glob("torch_acc-*.whl"))[0]
 
 
 def _closure(name: str) -> list[str]:

@@ -1,0 +1,93 @@
+"""Compile the corpus on a device and report, per case, what happened.
+
+``python -m rfc_shared.testing.compile_report --backend inductor`` prints one
+JSON object per case: ``{"case", "status", "error", "message", "site"}``. It
+runs in a fresh interpreter so that the overlay selection (TORCH_RFC_SLICES),
+acc's mode (TORCH_ACC_MODE) and the registration under test apply from the
+start. ``site`` is the innermost frame inside torch where the error was
+raised, the place a slice has to fix.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+
+def _innermost_exception(e: BaseException) -> BaseException:
+    while e.__cause__ is not None:
+        e = e.__cause__
+    return e
+
+
+def failure_site(e: BaseException) -> str:
+    """``torch/<path>:<function>`` of the innermost torch frame, else the
+    innermost frame."""
+    frames = traceback.extract_tb(_innermost_exception(e).__traceback__)
+    frames = frames or traceback.extract_tb(e.__traceback__)
+    for frame in reversed(frames):
+        parts = Path(frame.filename).parts
+        if "torch" in parts:
+            relative = "/".join(parts[len(parts) - parts[::-1].index("torch") - 1 :])
+            return f"{relative}:{frame.name}"
+    return f"{Path(frames[-1].filename).name}:{frames[-1].name}" if frames else "?"
+
+
+def compile_case(name: str, backend: str, device: str) -> dict[str, Any]:
+    import torch
+
+    from .corpus import CASES, assert_same, run
+
+    case = CASES[name]
+    torch._dynamo.reset()
+    try:
+        want = run(case, "cpu")
+        assert_same(case, run(case, device, {"backend": backend}), want)
+    except Exception as e:
+        inner = _innermost_exception(e)
+        return {
+            "case": name,
+            "status": "fail",
+            "error": type(inner).__name__,
+            "message": (str(inner).strip().splitlines() or [""])[0][:300],
+            "site": failure_site(e),
+        }
+    return {"case": name, "status": "ok", "error": None, "message": "", "site": None}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--backend", default="inductor")
+    parser.add_argument("--device", default="acc")
+    parser.add_argument("--cases", help="comma-separated case names (default: all)")
+    parser.add_argument(
+        "--register",
+        action="store_true",
+        help="register acc through PyTorch's public extension points first",
+    )
+    args = parser.parse_args(argv)
+
+    import torch  # noqa: F401
+
+    from .backends import ensure_privateuse1_backend
+    from .corpus import CASES
+
+    os.environ.setdefault("TRITON_INTERPRET", "1")  # no GPU: Triton's interpreter
+    ensure_privateuse1_backend()
+    if args.register:
+        from torch_acc.registration import register_for_compile
+
+        register_for_compile()
+    names = args.cases.split(",") if args.cases else list(CASES)
+    for name in names:
+        print(json.dumps(compile_case(name, args.backend, args.device)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

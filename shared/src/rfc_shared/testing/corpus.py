@@ -1,0 +1,158 @@
+"""The model corpus every slice is tested with: small, because acc's Triton
+kernels run in Triton's interpreter when there is no GPU.
+
+Each case builds a fresh, seeded model and inputs on the CPU; :func:`run`
+places them on a device and runs them eagerly or compiled.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+
+@dataclass(frozen=True)
+class Case:
+    """One corpus entry.
+
+    Args:
+        name: Short identifier, used in test ids and tables.
+        build: Returns a fresh module or function.
+        inputs: Input sets (CPU tensors); the compiled function is called
+            once per set, in order (several sets exercise dynamic shapes).
+        dynamic: Compile with ``dynamic=True``.
+        device_index: The device index the case runs on.
+    """
+
+    name: str
+    build: Callable[[], Callable[..., Any]]
+    inputs: Callable[[], Sequence[tuple[torch.Tensor, ...]]]
+    dynamic: bool = False
+    device_index: int = 0
+    tolerance: float = field(default=1e-4, compare=False)
+
+
+def _seeded(fn: Callable[[], Any]) -> Callable[[], Any]:
+    def build() -> Any:
+        torch.manual_seed(0)
+        return fn()
+
+    return build
+
+
+class AttentionBlock(nn.Module):
+    def __init__(self, dim: int = 16) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.norm = nn.LayerNorm(dim)
+        self.scale = 1 / math.sqrt(dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        weights = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
+        return self.norm(x + weights @ v)
+
+
+def reductions(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    return x.sum(-1), x.amax(0), x.mean(), x.var(-1)
+
+
+def inplace_views(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    y = x.clone()
+    y[:, 1:] += 1
+    y.t_()
+    z = y.reshape(-1)[::2]
+    z.mul_(2)
+    return y.relu(), z.unsqueeze(0).expand(2, -1).contiguous()
+
+
+def scaled_sum(x: torch.Tensor) -> torch.Tensor:
+    return x * 2 + x.sum(-1, keepdim=True)
+
+
+def pointwise(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return (x + y).sin() * x
+
+
+CORPUS: tuple[Case, ...] = (
+    Case(
+        "mlp",
+        _seeded(lambda: nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8))),
+        _seeded(lambda: [(torch.randn(4, 16),)]),
+    ),
+    Case(
+        "conv_bn_relu_pool",
+        _seeded(
+            lambda: nn.Sequential(
+                nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2)
+            ).eval()
+        ),
+        _seeded(lambda: [(torch.randn(2, 3, 8, 8),)]),
+    ),
+    Case(
+        "attention",
+        _seeded(AttentionBlock),
+        _seeded(lambda: [(torch.randn(2, 6, 16),)]),
+    ),
+    Case("reductions", lambda: reductions, _seeded(lambda: [(torch.randn(6, 10),)])),
+    Case("inplace_views", lambda: inplace_views, _seeded(lambda: [(torch.randn(4, 6),)])),
+    Case(
+        "dynamic_shape",
+        lambda: scaled_sum,
+        _seeded(lambda: [(torch.randn(4, 8),), (torch.randn(6, 8),), (torch.randn(9, 8),)]),
+        dynamic=True,
+    ),
+    Case(
+        "second_device",
+        lambda: pointwise,
+        _seeded(lambda: [(torch.randn(8), torch.randn(8))]),
+        device_index=1,
+    ),
+)
+
+CASES = {case.name: case for case in CORPUS}
+
+
+def _flatten(out: Any) -> list[torch.Tensor]:
+    if isinstance(out, torch.Tensor):
+        return [out]
+    return [t for item in out for t in _flatten(item)]
+
+
+def device_for(case: Case, device_type: str) -> torch.device:
+    if device_type == "cpu":
+        return torch.device("cpu")
+    return torch.device(device_type, case.device_index)
+
+
+def run(
+    case: Case, device_type: str, compile_options: dict[str, Any] | None = None
+) -> list[list[torch.Tensor]]:
+    """Run ``case`` on ``device_type``; compiled when ``compile_options`` is
+    given (the keyword arguments of :func:`torch.compile`). Returns the
+    outputs of each input set, moved to the CPU."""
+    device = device_for(case, device_type)
+    model = case.build()
+    if isinstance(model, nn.Module):
+        model = model.to(device)
+    if compile_options is not None:
+        model = torch.compile(model, dynamic=case.dynamic or None, **compile_options)
+    results = []
+    for inputs in case.inputs():
+        out = model(*(t.to(device) for t in inputs))
+        flat = _flatten(out)
+        for t in flat:
+            if t.device != device:
+                raise AssertionError(f"{case.name}: output on {t.device}, expected {device}")
+        results.append([t.detach().cpu() for t in flat])
+    return results
+
+
+def assert_same(case: Case, got: list[list[torch.Tensor]], want: list[list[torch.Tensor]]) -> None:
+    """Outputs of two runs of ``case`` agree within the case's tolerance."""
+    torch.testing.assert_close(got, want, atol=case.tolerance, rtol=case.tolerance)

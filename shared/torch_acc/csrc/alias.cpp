@@ -1,0 +1,46 @@
+// Zero-copy views between acc and CPU tensors. Each side's storage holds a
+// reference to the other's, so the memory lives as long as either view.
+#include "acc.h"
+
+namespace torch_acc {
+namespace {
+
+using StorageRef = c10::intrusive_ptr<c10::StorageImpl>;
+
+void release_storage_ref(void* ctx) {
+  delete static_cast<StorageRef*>(ctx);
+}
+
+// A storage over the memory of `source` that keeps `source` alive.
+c10::Storage borrow(const c10::Storage& source, c10::Device device, c10::Allocator* allocator) {
+  c10::StorageImpl* impl = source.unsafeGetStorageImpl();
+  auto* keep = new StorageRef(StorageRef::reclaim_copy(impl));
+  c10::DataPtr data(impl->mutable_data(), keep, &release_storage_ref, device);
+  return c10::Storage(
+      c10::Storage::use_byte_size_t(), impl->nbytes(), std::move(data), allocator,
+      /*resizable=*/true);
+}
+
+at::Tensor with_layout_of(c10::Storage storage, c10::DispatchKey key, const at::Tensor& like) {
+  auto out = at::detail::make_tensor<c10::TensorImpl>(
+      std::move(storage), c10::DispatchKeySet(key), like.dtype());
+  out.unsafeGetTensorImpl()->set_sizes_and_strides(
+      like.sizes(), like.strides(), like.storage_offset());
+  return out;
+}
+
+} // namespace
+
+at::Tensor cpu_alias(const at::Tensor& acc) {
+  return with_layout_of(
+      borrow(acc.storage(), c10::Device(c10::kCPU), c10::GetAllocator(c10::kCPU)),
+      c10::DispatchKey::CPU,
+      acc);
+}
+
+at::Tensor adopt_as_acc(const at::Tensor& cpu, c10::Device device) {
+  return with_layout_of(
+      borrow(cpu.storage(), device, allocator()), c10::DispatchKey::PrivateUse1, cpu);
+}
+
+} // namespace torch_acc

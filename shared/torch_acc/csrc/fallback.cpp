@@ -1,0 +1,189 @@
+// The boxed fallback: any operator without an acc kernel runs its CPU kernel
+// on CPU tensors that alias the acc memory. Nothing is copied: results that
+// view an input are re-wrapped as acc views of the input's storage, fresh
+// results are adopted as acc tensors, and in-place or out= arguments that the
+// CPU kernel resized or re-strided are updated to match.
+#include "acc.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/core/stack.h>
+#include <torch/library.h>
+
+#include <mutex>
+#include <unordered_map>
+
+namespace torch_acc {
+namespace {
+
+bool is_generator_argument(const c10::Argument& argument) {
+  return argument.type()->isSubtypeOf(*c10::OptionalType::create(c10::GeneratorType::get()));
+}
+
+bool is_written(const c10::Argument& argument) {
+  return argument.alias_info() != nullptr && argument.alias_info()->isWrite();
+}
+
+class FallbackCall {
+ public:
+  explicit FallbackCall(const c10::FunctionSchema& schema) : schema_(schema) {}
+
+  void prepare(torch::jit::Stack* stack) {
+    const auto& arguments = schema_.arguments();
+    const size_t begin = stack->size() - arguments.size();
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      auto& value = (*stack)[begin + i];
+      const bool written = is_written(arguments[i]);
+      if (value.isTensor()) {
+        value = to_cpu(value.toTensor(), written);
+      } else if (value.isTensorList()) {
+        auto list = value.toTensorList().copy();
+        for (size_t j = 0; j < list.size(); ++j) {
+          list.set(j, to_cpu(list.get(j), written));
+        }
+        value = std::move(list);
+      } else if (value.isList() && value.toList().elementType()->isSubtypeOf(
+                                       *c10::OptionalType::ofTensor())) {
+        auto list = value.toList().copy();
+        for (size_t j = 0; j < list.size(); ++j) {
+          c10::IValue element = list.get(j);
+          if (element.isTensor()) {
+            list.set(j, to_cpu(element.toTensor(), written));
+          }
+        }
+        value = std::move(list);
+      } else if (value.isDevice() && value.toDevice().is_privateuseone()) {
+        note_device(value.toDevice());
+        value = c10::Device(c10::kCPU);
+      }
+    }
+    // Generators last: a None generator draws from the default generator of
+    // the device the tensors are on.
+    for (size_t i = 0; i < arguments.size(); ++i) {
+      auto& value = (*stack)[begin + i];
+      if (!is_generator_argument(arguments[i])) {
+        continue;
+      }
+      if (value.isGenerator() && value.toGenerator().device().is_privateuseone()) {
+        value = borrow_generator(value.toGenerator());
+      } else if (value.isNone()) {
+        value = borrow_generator(default_generator(device().index()));
+      }
+    }
+  }
+
+  void finish(torch::jit::Stack* stack) {
+    for (auto& [acc, cpu] : generators_) {
+      acc.set_state(cpu.get_state());
+    }
+    for (auto& [acc, cpu] : written_) {
+      sync_written(acc, cpu);
+    }
+    const size_t returns = schema_.returns().size();
+    const size_t begin = stack->size() - returns;
+    for (size_t i = 0; i < returns; ++i) {
+      auto& value = (*stack)[begin + i];
+      if (value.isTensor()) {
+        value = to_acc(value.toTensor());
+      } else if (value.isTensorList()) {
+        auto list = value.toTensorList();
+        std::vector<at::Tensor> out;
+        out.reserve(list.size());
+        for (const at::Tensor& t : list) {
+          out.push_back(to_acc(t));
+        }
+        value = c10::List<at::Tensor>(out);
+      }
+    }
+  }
+
+ private:
+  c10::Device device() const {
+    return device_.value_or(c10::Device(c10::DeviceType::PrivateUse1, current_device()));
+  }
+
+  void note_device(c10::Device device) {
+    if (!device_.has_value() && device.index() >= 0) {
+      device_ = device;
+    }
+  }
+
+  at::Tensor to_cpu(const at::Tensor& t, bool written) {
+    if (!t.defined() || !t.is_privateuseone()) {
+      return t;
+    }
+    note_device(t.device());
+    at::Tensor cpu = cpu_alias(t);
+    by_alias_.emplace(cpu.storage().unsafeGetStorageImpl(), t);
+    if (written) {
+      written_.emplace_back(t, cpu);
+    }
+    return cpu;
+  }
+
+  at::Generator borrow_generator(at::Generator acc) {
+    locks_.emplace_back(acc.mutex());
+    auto cpu = at::make_generator<at::CPUGeneratorImpl>();
+    cpu.set_state(acc.get_state());
+    generators_.emplace_back(acc, cpu);
+    return cpu;
+  }
+
+  // The CPU kernel of an in-place or out= operator may have resized its
+  // argument into new memory, or changed its sizes and strides.
+  void sync_written(const at::Tensor& acc, const at::Tensor& cpu) {
+    auto* acc_impl = acc.unsafeGetTensorImpl();
+    if (cpu.storage().data() != acc.storage().data() ||
+        cpu.storage().nbytes() != acc.storage().nbytes()) {
+      acc_impl->set_storage_keep_dtype(adopt_as_acc(cpu, acc.device()).storage());
+    }
+    if (cpu.sizes() != acc.sizes() || cpu.strides() != acc.strides() ||
+        cpu.storage_offset() != acc.storage_offset()) {
+      acc_impl->set_sizes_and_strides(cpu.sizes(), cpu.strides(), cpu.storage_offset());
+    }
+  }
+
+  at::Tensor to_acc(const at::Tensor& t) {
+    if (!t.defined() || !t.is_cpu()) {
+      return t;
+    }
+    for (auto& [acc, cpu] : written_) {
+      if (cpu.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) {
+        return acc;  // an in-place or out= operator returning its argument
+      }
+    }
+    auto it = by_alias_.find(t.storage().unsafeGetStorageImpl());
+    if (it != by_alias_.end() && t.storage().data() == it->second.storage().data()) {
+      // A view of an input: the same acc storage, with the view's layout.
+      auto view = at::detail::make_tensor<c10::TensorImpl>(
+          c10::Storage(it->second.storage()),
+          c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+          t.dtype());
+      view.unsafeGetTensorImpl()->set_sizes_and_strides(
+          t.sizes(), t.strides(), t.storage_offset());
+      return view;
+    }
+    return adopt_as_acc(t, device());
+  }
+
+  const c10::FunctionSchema& schema_;
+  std::optional<c10::Device> device_;
+  std::unordered_map<const c10::StorageImpl*, at::Tensor> by_alias_;
+  std::vector<std::pair<at::Tensor, at::Tensor>> written_;
+  std::vector<std::pair<at::Generator, at::Generator>> generators_;
+  std::vector<std::unique_lock<std::mutex>> locks_;
+};
+
+void acc_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  FallbackCall call(op.schema());
+  call.prepare(stack);
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  call.finish(stack);
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&acc_fallback>());
+}
+
+} // namespace
+} // namespace torch_acc

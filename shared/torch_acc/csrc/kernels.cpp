@@ -1,0 +1,172 @@
+// Operators acc implements itself: allocation, copies, storage and view
+// metadata. Everything else goes through the fallback (fallback.cpp).
+#include "acc.h"
+
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/set_native.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+namespace torch_acc {
+namespace {
+
+constexpr c10::DispatchKeySet kAccKeys(c10::DispatchKey::PrivateUse1);
+
+void check_factory_options(
+    std::optional<c10::Layout> layout,
+    std::optional<c10::Device> device,
+    std::optional<bool> pin_memory) {
+  TORCH_CHECK(
+      c10::layout_or_default(layout) == c10::Layout::Strided,
+      "acc: only strided tensors are supported");
+  TORCH_CHECK(!c10::pinned_memory_or_default(pin_memory), "acc: pinned memory is CPU-only");
+  TORCH_CHECK(c10::device_or_default(device).is_privateuseone(), "acc: expected an acc device");
+}
+
+at::Tensor empty_memory_format(
+    c10::IntArrayRef size,
+    std::optional<c10::ScalarType> dtype,
+    std::optional<c10::Layout> layout,
+    std::optional<c10::Device> device,
+    std::optional<bool> pin_memory,
+    std::optional<c10::MemoryFormat> memory_format) {
+  check_factory_options(layout, device, pin_memory);
+  const c10::DeviceGuard guard(c10::device_or_default(device));
+  return at::detail::empty_generic(
+      size, allocator(), kAccKeys, c10::dtype_or_default(dtype), memory_format);
+}
+
+at::Tensor empty_strided(
+    c10::IntArrayRef size,
+    c10::IntArrayRef stride,
+    std::optional<c10::ScalarType> dtype,
+    std::optional<c10::Layout> layout,
+    std::optional<c10::Device> device,
+    std::optional<bool> pin_memory) {
+  check_factory_options(layout, device, pin_memory);
+  const c10::DeviceGuard guard(c10::device_or_default(device));
+  return at::detail::empty_strided_generic(
+      size, stride, allocator(), kAccKeys, c10::dtype_or_default(dtype));
+}
+
+at::Tensor as_cpu(const at::Tensor& t) {
+  return t.is_privateuseone() ? cpu_alias(t) : t;
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  TORCH_CHECK(
+      self.is_privateuseone() || self.is_cpu(), "acc: cannot copy from ", self.device());
+  TORCH_CHECK(dst.is_privateuseone() || dst.is_cpu(), "acc: cannot copy to ", dst.device());
+  as_cpu(dst).copy_(as_cpu(self), non_blocking);
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  at::native::resize_(dst, self.sizes(), std::nullopt);
+  return copy_from(self, dst, false);
+}
+
+at::Tensor& set_storage(
+    at::Tensor& self,
+    at::Storage source,
+    int64_t storage_offset,
+    c10::IntArrayRef size,
+    c10::IntArrayRef stride) {
+  // Metadata only; a resize goes through the storage's own (acc) allocator.
+  return at::native::set_storage_cpu_(self, std::move(source), storage_offset, size, stride);
+}
+
+at::Tensor& set_empty(at::Tensor& self) {
+  c10::Storage storage(
+      c10::Storage::use_byte_size_t(), 0, allocator(), /*resizable=*/true);
+  return set_storage(self, std::move(storage), 0, {0}, {});
+}
+
+const at::Tensor& resize_(
+    const at::Tensor& self,
+    c10::SymIntArrayRef size,
+    std::optional<c10::MemoryFormat> memory_format) {
+  return at::native::resize_(self, C10_AS_INTARRAYREF_SLOW(size), memory_format);
+}
+
+at::Tensor as_strided(
+    const at::Tensor& self,
+    c10::IntArrayRef size,
+    c10::IntArrayRef stride,
+    std::optional<int64_t> storage_offset) {
+  return at::native::as_strided_tensorimpl(self, size, stride, storage_offset);
+}
+
+at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
+  cpu_alias(self).fill_(value);
+  return self;
+}
+
+// Convolution picks its implementation by backend and sends every backend it
+// does not know to these two, whose default kernels raise.
+at::Tensor convolution_overrideable(
+    const at::Tensor& input,
+    const at::Tensor& weight,
+    const std::optional<at::Tensor>& bias,
+    c10::IntArrayRef stride,
+    c10::IntArrayRef padding,
+    c10::IntArrayRef dilation,
+    bool transposed,
+    c10::IntArrayRef output_padding,
+    int64_t groups) {
+  std::optional<at::Tensor> cpu_bias;
+  if (bias.has_value() && bias->defined()) {
+    cpu_bias = cpu_alias(*bias);
+  }
+  auto out = at::convolution(
+      cpu_alias(input), cpu_alias(weight), cpu_bias, stride, padding, dilation,
+      transposed, output_padding, groups);
+  return adopt_as_acc(out, input.device());
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
+    const at::Tensor& grad_output,
+    const at::Tensor& input,
+    const at::Tensor& weight,
+    c10::IntArrayRef stride,
+    c10::IntArrayRef padding,
+    c10::IntArrayRef dilation,
+    bool transposed,
+    c10::IntArrayRef output_padding,
+    int64_t groups,
+    std::array<bool, 3> output_mask) {
+  const int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
+  const std::vector<int64_t> bias_sizes{channels};
+  auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
+      cpu_alias(grad_output), cpu_alias(input), cpu_alias(weight), bias_sizes, stride,
+      padding, dilation, transposed, output_padding, groups, output_mask);
+  auto back = [&](const at::Tensor& t) {
+    return t.defined() ? adopt_as_acc(t, input.device()) : t;
+  };
+  return {back(grad_input), back(grad_weight), back(grad_bias)};
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", empty_memory_format);
+  m.impl("empty_strided", empty_strided);
+  m.impl("_copy_from", copy_from);
+  m.impl("_copy_from_and_resize", copy_from_and_resize);
+  m.impl("set_.source_Storage", TORCH_FN(at::native::set_));
+  m.impl("set_.source_Storage_storage_offset", set_storage);
+  m.impl("set_.source_Tensor", TORCH_FN(at::native::set_tensor_));
+  m.impl("set_", set_empty);
+  m.impl("resize_", resize_);
+  m.impl("as_strided", as_strided);
+  m.impl("view", TORCH_FN(at::native::view));
+  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
+  m.impl("fill_.Scalar", fill_);
+  m.impl("convolution_overrideable", convolution_overrideable);
+  m.impl("convolution_backward_overrideable", convolution_backward_overrideable);
+}
+
+} // namespace
+} // namespace torch_acc

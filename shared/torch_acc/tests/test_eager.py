@@ -1,0 +1,124 @@
+"""acc in eager mode: the corpus matches the CPU, and the runtime API works."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rfc_shared.testing.corpus import CORPUS, assert_same, run
+from rfc_shared.testing.helpers import last_json, run_python
+
+
+torch_acc = pytest.importorskip("torch_acc")
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=lambda c: c.name)
+def test_corpus_eager_on_acc_matches_cpu(case) -> None:  # noqa: ANN001
+    assert_same(case, run(case, "acc"), run(case, "cpu"))
+
+
+def test_corpus_eager_matches_cpu_in_host_mode() -> None:
+    done = run_python(
+        """
+        import json, torch, torch_acc
+        from rfc_shared.testing.corpus import CORPUS, assert_same, run
+        for case in CORPUS:
+            assert_same(case, run(case, "acc"), run(case, "cpu"))
+        print(json.dumps([torch_acc.mode, len(CORPUS)]))
+        """,
+        env={"TORCH_ACC_MODE": "host"},
+    )
+    assert last_json(done) == ["host", len(CORPUS)]
+
+
+def test_a_bad_mode_is_refused() -> None:
+    done = run_python("import torch_acc", env={"TORCH_ACC_MODE": "npu"}, check=False)
+    assert done.returncode != 0
+    assert "TORCH_ACC_MODE='npu' is not one of gpu, host" in done.stderr
+
+
+def test_the_fallback_aliases_memory_instead_of_copying() -> None:
+    x = torch.arange(12.0, device="acc").reshape(3, 4)
+    view = x.t()  # explicit view kernel
+    diagonal = x.diagonal()  # through the fallback: a view of the same storage
+    assert diagonal.device == x.device
+    assert diagonal.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+    x.mul_(2)  # in-place through the fallback writes the acc memory
+    assert diagonal.cpu().tolist() == [0.0, 10.0, 20.0]
+    assert view.cpu()[1, 0].item() == 2.0
+
+
+def test_out_arguments_that_need_resizing_follow_the_cpu_kernel() -> None:
+    a = torch.randn(3, 4, device="acc")
+    out = torch.empty(0, device="acc")
+    torch.add(a, a, out=out)
+    assert out.shape == (3, 4) and out.device.type == "acc"
+    torch.testing.assert_close(out.cpu(), 2 * a.cpu())
+
+
+def test_copies_storage_and_resize() -> None:
+    x = torch.randn(5)
+    a = x.to("acc:1")
+    assert a.device == torch.device("acc", 1)
+    torch.testing.assert_close(a.to("acc:0").cpu(), x)
+    storage = a.untyped_storage()
+    assert storage.device.type == "acc"
+    assert bytes(storage.cpu()) == bytes(x.untyped_storage())
+    a.resize_(10)
+    assert a.shape == (10,)
+    torch.testing.assert_close(a[:5].cpu(), x)
+
+
+def test_devices_streams_and_events() -> None:
+    assert torch.acc.is_available() and torch.acc.device_count() == 2
+    with torch.acc.device(1):
+        assert torch.acc.current_device() == 1
+        assert torch.ones(1, device="acc").device.index == 1
+    assert torch.acc.current_device() == 0
+    with pytest.raises(IndexError, match="out of range"):
+        torch.acc.set_device(5)
+
+    stream = torch.acc.Stream()
+    assert isinstance(stream, torch.Stream) and stream.stream_id != 0
+    with torch.acc.stream(stream):
+        assert torch.acc.current_stream().stream_id == stream.stream_id
+    assert torch.acc.current_stream().stream_id == 0
+
+    start, end = torch.acc.Event(enable_timing=True), torch.acc.Event(enable_timing=True)
+    start.record()
+    torch.randn(64, 64, device="acc").sum()
+    end.record()
+    end.synchronize()
+    assert start.query() and start.elapsed_time(end) >= 0
+    stream.wait_event(end)
+    stream.synchronize()
+    assert stream.query()
+
+
+def test_random_numbers_follow_acc_generators() -> None:
+    torch.acc.manual_seed(7)
+    first = torch.randn(4, device="acc").cpu()
+    state = torch.acc.get_rng_state()
+    second = torch.randn(4, device="acc").cpu()
+    torch.acc.set_rng_state(state)
+    torch.testing.assert_close(torch.randn(4, device="acc").cpu(), second)
+    torch.acc.manual_seed(7)
+    torch.testing.assert_close(torch.randn(4, device="acc").cpu(), first)
+
+
+def test_device_properties_and_memory() -> None:
+    props = torch.acc.get_device_properties("acc:1")
+    assert props.multi_processor_count > 0 and props.warp_size == 32
+    assert props.name.startswith("acc:1")
+    before = torch.acc.memory_allocated(0)
+    block = torch.empty(1024, device="acc")
+    assert torch.acc.memory_allocated(0) >= before + 4096
+    del block
+    assert torch.acc.memory_allocated(0) == before
+
+
+def test_generated_methods() -> None:
+    t = torch.zeros(2).acc()
+    assert t.is_acc and t.device.type == "acc"
+    module = torch.nn.Linear(2, 2).acc()
+    assert next(module.parameters()).is_acc

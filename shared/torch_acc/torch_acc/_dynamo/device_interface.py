@@ -1,0 +1,130 @@
+"""acc's ``DeviceInterface``, at the path the lazy-registration convention
+(pytorch/pytorch#191314) looks for: ``torch_<backend>._dynamo.device_interface``.
+
+The class is duck-typed: it does not inherit from
+``torch._dynamo.device_interface.DeviceInterface`` and this module does not
+import ``torch._dynamo``, so that ``import torch_acc`` stays light. Dynamo and
+Inductor call exactly these methods.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .. import _C, acc
+from .._mode import is_gpu_mode
+
+
+class DeviceInterface:
+    device = acc.device
+    Event = acc.Event
+    Stream = acc.Stream
+
+    class Worker:
+        """Device queries that work in compile workers, which must not touch
+        the device runtime; acc's queries are plain host reads."""
+
+        @staticmethod
+        def set_device(device: int) -> None:
+            acc.set_device(device)
+
+        @staticmethod
+        def current_device() -> int:
+            return acc.current_device()
+
+        @staticmethod
+        def get_device_properties(device: torch.types.Device = None) -> Any:
+            return acc.get_device_properties(device)
+
+    @staticmethod
+    def current_device() -> int:
+        return acc.current_device()
+
+    @staticmethod
+    def set_device(device: torch.types.Device) -> None:
+        acc.set_device(device)
+
+    @staticmethod
+    def maybe_exchange_device(device: int) -> int:
+        return _C._exchange_device(device)
+
+    @staticmethod
+    def exchange_device(device: int) -> int:
+        return _C._exchange_device(device)
+
+    @staticmethod
+    def device_count() -> int:
+        return acc.device_count()
+
+    @staticmethod
+    def is_available() -> bool:
+        return acc.is_available()
+
+    @staticmethod
+    def stream(stream: torch.Stream) -> Any:
+        return acc.stream(stream)
+
+    @staticmethod
+    def current_stream() -> torch.Stream:
+        return acc.current_stream()
+
+    @staticmethod
+    def set_stream(stream: torch.Stream) -> None:
+        acc.set_stream(stream)
+
+    @staticmethod
+    def _set_stream_by_id(stream_id: int, device_index: int, device_type: int) -> None:
+        acc.set_stream(
+            acc.Stream(stream_id=stream_id, device_index=device_index, device_type=device_type)
+        )
+
+    @staticmethod
+    def get_raw_stream(device_idx: int) -> int:
+        return _C._raw_stream(device_idx)
+
+    @staticmethod
+    def synchronize(device: torch.types.Device = None) -> None:
+        acc.synchronize(device)
+
+    @classmethod
+    def get_device_properties(cls, device: torch.types.Device = None) -> Any:
+        return cls.Worker.get_device_properties(device)
+
+    @staticmethod
+    def get_compute_capability(device: torch.types.Device = None) -> int:
+        props = acc.get_device_properties(device)
+        return props.major * 10 + props.minor
+
+    @staticmethod
+    def is_bf16_supported(including_emulation: bool = False) -> bool:
+        return True
+
+    @classmethod
+    def is_dtype_supported(cls, dtype: torch.dtype, including_emulation: bool = False) -> bool:
+        return True
+
+    @staticmethod
+    def memory_allocated(device: torch.types.Device = None) -> int:
+        return acc.memory_allocated(device)
+
+    @staticmethod
+    def is_gpu() -> bool:
+        return is_gpu_mode()
+
+    @staticmethod
+    def is_triton_capable(device: torch.types.Device = None) -> bool:
+        return is_gpu_mode()
+
+    @classmethod
+    def raise_if_triton_unavailable(cls, device: torch.types.Device = None) -> None:
+        if not is_gpu_mode():
+            raise RuntimeError("acc runs Inductor's C++ kernels in host mode, not Triton")
+        import triton.backends
+
+        if "acc" not in triton.backends.backends:
+            raise RuntimeError(
+                "Triton has no 'acc' backend: reinstall torch-acc, which provides it "
+                "through the 'triton.backends' entry point"
+            )

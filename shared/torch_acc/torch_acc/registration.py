@@ -1,0 +1,75 @@
+"""Registering acc for compilation through PyTorch's public extension points.
+
+This is what a vendor can do without patching PyTorch: register a
+DeviceInterface, an Inductor backend and its op overrides. Each call imports
+Dynamo or Inductor, so none of them runs at ``import torch_acc``.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from . import acc
+from ._mode import is_gpu_mode
+
+
+@functools.cache
+def device_interface() -> type:
+    """acc's convention-file interface as a ``DeviceInterface`` subclass."""
+    from torch._dynamo.device_interface import DeviceInterface as Base
+
+    from ._dynamo.device_interface import DeviceInterface as Acc
+
+    return type("AccInterface", (Acc, Base), {"__module__": __name__, "__doc__": Acc.__doc__})
+
+
+def register_device_interface() -> None:
+    """Registers acc's DeviceInterface with Dynamo's registry.
+
+    Uses the PrivateUse1 entry where the torch in use has it, and otherwise the
+    existing per-name entry for ``acc`` and each ``acc:<index>``.
+    """
+    from torch._dynamo import device_interface as registry
+
+    interface = device_interface()
+    if hasattr(registry, "register_interface_for_device_PrivateUse1"):
+        registry.register_interface_for_device_PrivateUse1("acc", interface)
+        return
+    for name in ["acc", *(f"acc:{i}" for i in range(acc.device_count()))]:
+        registry.register_interface_for_device(name, interface)
+
+
+def register_inductor_backend() -> None:
+    """Registers acc's scheduling, wrapper codegen, op overrides and options."""
+    from torch._inductor.codegen.common import (
+        register_backend_for_device,
+        register_device_op_overrides,
+    )
+
+    from ._inductor import config
+    from ._inductor.device_op_overrides import AccDeviceOpOverrides
+    from ._inductor.wrapper import AccPythonWrapperCodegen
+
+    if is_gpu_mode():
+        from ._inductor.triton import triton_scheduling
+
+        scheduling = triton_scheduling()
+        cpp_wrapper = None
+    else:
+        from torch._inductor.codegen.cpp import CppScheduling as scheduling
+        from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu as cpp_wrapper
+
+    register_backend_for_device(
+        "acc",
+        scheduling,
+        AccPythonWrapperCodegen,
+        cpp_wrapper,
+        device_custom_config=config,
+    )
+    register_device_op_overrides("acc", AccDeviceOpOverrides())
+
+
+def register_for_compile() -> None:
+    """Everything above: what a vendor does to compile on stock torch."""
+    register_device_interface()
+    register_inductor_backend()
