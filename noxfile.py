@@ -49,8 +49,12 @@ nox.options.sessions = [
     *SLICES,
     "stacked",
     "control",
+    "conformance",
     "docs",
 ]
+GENERATED = ROOT / "docs" / "_generated"
+# acc's Triton kernels run in Triton's interpreter on machines without a GPU.
+COMPILE_ENV = {"TRITON_INTERPRET": "1"}
 
 
 def _digest(*parts: object) -> str:
@@ -94,17 +98,22 @@ def _prepare(session: nox.Session) -> str:
     wanted = _digest(TORCH, TRITON, groups)
     if done.get("requirements") != wanted:
         session.log("installing torch, triton and the tools (first run: a few minutes)")
-        session.run(
-            _python(), "-m", "pip", "install", "-q", TORCH, TRITON, *groups, external=True
-        )
+        session.run(_python(), "-m", "pip", "install", "-q", TORCH, TRITON, *groups, external=True)
         done["requirements"] = wanted
         stamps.write_text(json.dumps(done))
 
     wheel = _acc_wheel(session)
     if done.get("torch_acc") != str(wheel):
         session.run(
-            _python(), "-m", "pip", "install", "-q", "--force-reinstall", "--no-deps",
-            str(wheel), external=True,
+            _python(),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--force-reinstall",
+            "--no-deps",
+            str(wheel),
+            external=True,
         )
         done["torch_acc"] = str(wheel)
         stamps.write_text(json.dumps(done))
@@ -154,8 +163,18 @@ def _acc_wheel(session: nox.Session) -> Path:
         return built[0]
     session.log(f"building torch_acc for torch {torch_version} (C++ extension, a few minutes)")
     session.run(
-        _python(), "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-deps",
-        "-w", str(folder), str(ACC), external=True, env={"MAX_JOBS": str(os.cpu_count() or 2)},
+        _python(),
+        "-m",
+        "pip",
+        "wheel",
+        "-q",
+        "--no-build-isolation",
+        "--no-deps",
+        "-w",
+        str(folder),
+        str(ACC),
+        external=True,
+        env={"MAX_JOBS": str(os.cpu_count() or 2)},
     )
     return sorted(folder.glob("torch_acc-*.whl"))[0]
 
@@ -201,9 +220,10 @@ def _pytest(session: nox.Session, py: str, *args: str, slices: str) -> None:
 def _test_dirs(names: list[str]) -> list[str]:
     dirs = []
     for name in names:
-        tests = ROOT / SLICES[name] / "tests"
-        if any(tests.rglob("test_*.py")):
-            dirs.append(str(tests))
+        folders = [ROOT / SLICES[name] / "tests"]
+        if name == "shared":
+            folders.append(ACC / "tests")
+        dirs += [str(f) for f in folders if any(f.rglob("test_*.py"))]
     return dirs
 
 
@@ -273,11 +293,35 @@ def control(session: nox.Session) -> None:
     _pytest(session, py, "--control", *_test_dirs(list(SLICES)), slices="none")
 
 
+def _conformance_matrix(session: nox.Session, py: str) -> None:
+    session.run(
+        py,
+        "-m",
+        "rfc_shared.conformance",
+        "--matrix",
+        "--markdown",
+        str(GENERATED / "conformance.md"),
+        *session.posargs,
+        external=True,
+        env=COMPILE_ENV,
+    )
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The main job: probe acc at every RFC site, stock vs each slice vs stacked."""
+    py = _prepare(session)
+    _conformance_matrix(session, py)
+    session.log(f"Markdown: {(GENERATED / 'conformance.md').relative_to(ROOT)}")
+
+
 @nox.session
 def docs(session: nox.Session) -> None:
     """Sphinx docs with every slice applied: doctest, then HTML; warnings are errors."""
     py = _prepare(session)
-    env = {"TORCH_RFC_SLICES": "all"}
+    if not (GENERATED / "conformance.md").exists():
+        _conformance_matrix(session, py)
+    env = {**COMPILE_ENV, "TORCH_RFC_SLICES": "all"}
     for builder in ("doctest", "html"):
         session.run(
             py,

@@ -13,7 +13,7 @@ torch_acc = pytest.importorskip("torch_acc")
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=lambda c: c.name)
-def test_corpus_eager_on_acc_matches_cpu(case) -> None:  # noqa: ANN001
+def test_corpus_eager_on_acc_matches_cpu(case) -> None:
     assert_same(case, run(case, "acc"), run(case, "cpu"))
 
 

@@ -7,7 +7,10 @@ import pytest
 from rfc_shared.monkeypatch_scan import scan_paths, scan_source
 
 
-ACC_SOURCES = [Path(__file__).parents[1] / "torch_acc", Path(__file__).parents[1] / "torch_acc_triton"]
+ACC_SOURCES = [
+    Path(__file__).parents[1] / "torch_acc",
+    Path(__file__).parents[1] / "torch_acc_triton",
+]
 
 
 def test_torch_acc_patches_nothing() -> None:

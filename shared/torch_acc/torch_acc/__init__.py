@@ -9,7 +9,7 @@ through registration).
 
 import torch
 
-from . import _C  # registers acc's allocator, device guard, hooks and kernels
+from . import _C  # noqa: F401  (registers the allocator, guard, hooks and kernels)
 from . import acc as _device_module
 from ._mode import mode
 

@@ -1,0 +1,116 @@
+"""What every probe stands on: the backend under test, interface variants,
+and registering one for the duration of a probe.
+
+A probe never asks the backend's own interface what the answer is: it
+registers a variant that says one thing, checks what torch answers, registers
+one that says the opposite, and checks again. Only a torch that asks the
+registry passes both.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import importlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import torch
+
+from rfc_shared.testing.registry import RegistrySnapshot, clear_derived_caches
+
+
+class ProbeFailure(AssertionError):
+    """The site does not behave as the RFC asks; the message is the evidence."""
+
+
+def check(condition: object, evidence: str) -> None:
+    if not condition:
+        raise ProbeFailure(evidence)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """The PrivateUse1 backend under test."""
+
+    name: str
+    module: ModuleType
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device(self.name, 0)
+
+
+@functools.cache
+def subject() -> Subject:
+    from rfc_shared.testing.backends import ensure_privateuse1_backend
+
+    name = ensure_privateuse1_backend()
+    module = getattr(torch, name, None)
+    if module is None:
+        raise RuntimeError(f"the PrivateUse1 backend {name!r} registered no torch.{name} module")
+    return Subject(name, module)
+
+
+def _registry() -> ModuleType:
+    return importlib.import_module("torch._dynamo.device_interface")
+
+
+def base_interface() -> type:
+    """The backend's DeviceInterface: the registered one, or else the one its
+    package provides by convention (``torch_<name>._dynamo.device_interface``),
+    made a subclass of Dynamo's DeviceInterface."""
+    registry = _registry()
+    name = subject().name
+    found = dict(registry.get_registered_device_interfaces()).get(name)
+    if found is not None:
+        return found
+    convention = importlib.import_module(f"torch_{name}._dynamo.device_interface")
+    duck = convention.DeviceInterface
+    if isinstance(duck, type) and issubclass(duck, registry.DeviceInterface):
+        return duck
+    return _adapted(duck)
+
+
+@functools.cache
+def _adapted(duck: type) -> type:
+    return type(duck.__name__, (duck, _registry().DeviceInterface), {"__module__": __name__})
+
+
+def variant(**overrides: Any) -> type:
+    """A subclass of the backend's interface with ``overrides`` (values that
+    are plain functions become staticmethods)."""
+    namespace = {
+        key: staticmethod(value) if callable(value) and not isinstance(value, type) else value
+        for key, value in overrides.items()
+    }
+    return type("ProbeVariant", (base_interface(),), {"__module__": __name__, **namespace})
+
+
+def register(interface: type) -> None:
+    """Registers ``interface`` for the backend through the best entry the
+    torch in use has, replacing what the backend registered."""
+    registry = _registry()
+    name = subject().name
+    registry.get_registered_device_interfaces()
+    for key in [k for k in registry.device_interfaces if k.split(":")[0] == name]:
+        del registry.device_interfaces[key]
+    if hasattr(registry, "register_interface_for_device_PrivateUse1"):
+        registry.register_interface_for_device_PrivateUse1(name, interface)
+    else:
+        for key in [name, *(f"{name}:{i}" for i in range(subject().module.device_count()))]:
+            registry.register_interface_for_device(key, interface)
+
+
+@contextlib.contextmanager
+def isolated() -> Iterator[None]:
+    """Leave the registries and derived caches as they were."""
+    _registry()
+    snapshot = RegistrySnapshot.take()
+    try:
+        yield
+    finally:
+        snapshot.restore()
+        clear_derived_caches()

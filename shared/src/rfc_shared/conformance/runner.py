@@ -1,0 +1,57 @@
+"""Run the probes in this process, against the torch the overlay serves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .harness import ProbeFailure
+from .probes import PROBES
+
+
+@dataclass(frozen=True)
+class Outcome:
+    status: str  # "pass" | "fail" | "error"
+    evidence: str
+
+
+def run_probe(name: str) -> Outcome:
+    try:
+        evidence = PROBES[name].run()
+    except ProbeFailure as e:
+        return Outcome("fail", str(e))
+    except Exception as e:
+        first = (str(e).strip().splitlines() or [""])[0][:200]
+        return Outcome("error", f"{type(e).__name__}: {first}")
+    return Outcome("pass", evidence)
+
+
+def column_name() -> str:
+    """The matrix column this process stands for: ``stock``, the one slice
+    whose dependencies make up the active set, or ``stacked``."""
+    from rfc_shared import overlay
+
+    active = overlay.active()
+    if active is None:
+        return "stock"
+    by_name = {s.name: s for s in active.slices}
+
+    def closure(name: str) -> set[str]:
+        found = {name}
+        for dep in by_name[name].dependencies:
+            found |= closure(dep)
+        return found
+
+    for s in reversed(active.slices):
+        if closure(s.name) == set(by_name):
+            return s.name
+    return "stacked"
+
+
+def run_all(selected: list[str] | None = None) -> dict[str, Outcome]:
+    import torch  # noqa: F401  (activates the overlay)
+
+    names = selected or list(PROBES)
+    unknown = [n for n in names if n not in PROBES]
+    if unknown:
+        raise SystemExit(f"unknown probe(s): {', '.join(unknown)}; see --list")
+    return {name: run_probe(name) for name in names}

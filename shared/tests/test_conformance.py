@@ -1,0 +1,87 @@
+"""The conformance probe's own behaviour: its registry, its columns, its output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from rfc_shared.conformance.probes import PROBES
+from rfc_shared.testing.helpers import run_python
+
+
+SITES = [
+    "shared.register_privateuse1",
+    "rfc1.is_gpu",
+    "rfc1.gpu_types",
+    "rfc1.get_gpu_type",
+    "rfc1.has_triton",
+    "rfc1.device_need_guard",
+    "rfc1.multi_processor_count",
+    "rfc2.stream_event_classes",
+    "rfc2.tensor_classes",
+    "rfc2.trace_rules",
+    "rfc2.constant_fold",
+    "rfc2.constant_types",
+    "rfc3.entry_point_discovery",
+    "rfc3.config_keys",
+    "rfc3.cpp_options",
+    "rfc3.aten_device_type",
+    "rfc3.stream_type",
+    "rfc3.visible_devices_env",
+    "rfc3.cache_key",
+    "rfc3.two_pass_gate",
+    "rfc3.e2e_compile",
+    "lazy_reg.convention",
+    "backend_feature.gpu",
+]
+
+
+def conformance(*args: str, slices: str = "none") -> dict:
+    done = run_python(
+        f"import sys; sys.argv[1:] = {list(args)!r}\n"
+        "from rfc_shared.conformance.__main__ import main; main()",
+        env={"TORCH_RFC_SLICES": slices, "TRITON_INTERPRET": "1"},
+    )
+    return json.loads(done.stdout)
+
+
+def test_every_site_the_rfcs_name_has_a_probe() -> None:
+    assert set(SITES) <= set(PROBES)
+    assert all(
+        p.slice in ("shared", "rfc1", "rfc2", "rfc3", "lazy_reg", "backend_feature")
+        for p in PROBES.values()
+    )
+
+
+def test_on_stock_torch_every_probe_fails_with_evidence() -> None:
+    report = conformance("--format", "json", "--evidence")
+    assert set(report["probes"]) == set(PROBES)
+    statuses = {probe: columns["stock"] for probe, columns in report["probes"].items()}
+    assert set(statuses.values()) == {"fail"}, statuses
+    assert all(report["evidence"][p]["stock"] for p in PROBES)
+    assert report["evidence"]["rfc1.is_gpu"]["stock"] == (
+        "is_gpu('acc') answered {'gpu': False, 'not_gpu': False}"
+    )
+
+
+def test_the_matrix_runs_each_column_in_its_own_interpreter(tmp_path: Path) -> None:
+    probes = "shared.register_privateuse1,shared.indexed_lookup,rfc1.is_gpu"
+    markdown = tmp_path / "conformance.md"
+    report = conformance(
+        "--matrix",
+        "--columns",
+        "stock,shared",
+        "--probes",
+        probes,
+        "--format",
+        "json",
+        "--markdown",
+        str(markdown),
+    )
+    assert report["probes"] == {
+        "shared.register_privateuse1": {"stock": "fail", "shared": "pass"},
+        "shared.indexed_lookup": {"stock": "fail", "shared": "pass"},
+        "rfc1.is_gpu": {"stock": "fail", "shared": "fail"},
+    }
+    table = markdown.read_text()
+    assert "| `shared.indexed_lookup` |" in table and "| stock | shared |" in table
