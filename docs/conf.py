@@ -10,11 +10,11 @@ project = "PrivateUse1 x torch.compile reference implementations"
 author = "torch-rfc maintainers"
 copyright = "2026, torch-rfc maintainers"
 
-extensions = ["myst_parser", "sphinx.ext.doctest", "slice_series"]
+extensions = ["myst_parser", "sphinx.ext.doctest", "slice_series", "generated_include"]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 source_suffix = {".md": "markdown"}
-exclude_patterns = ["_build", "_generated/**/*.json"]
+exclude_patterns = ["_build", "_generated"]
 nitpicky = True
 html_theme = "alabaster"
 html_title = "PrivateUse1 x torch.compile"

@@ -253,3 +253,26 @@ def test_bytecode_is_cached_outside_torch_and_a_bad_entry_is_ignored(tmp_path: P
     assert len(cached) == 1
     cached[0].write_bytes(b"not bytecode")
     assert run_python(code, env=env).stdout.split()[-1] == "True"
+
+
+def test_a_file_a_patch_creates_is_served_as_a_module(tmp_path: Path) -> None:
+    done = run_python(
+        f"""
+        import inspect, json
+        from pathlib import Path
+        from rfc_shared import overlay
+        from rfc_shared.slices import discover_slices
+        from rfc_shared.testing.helpers import format_patch, write_slice
+
+        installed = discover_slices()
+        added = format_patch("torch/_dynamo/rfc_added.py", None, "VALUE = 42\\n")
+        installed["adds"] = write_slice(Path({str(tmp_path)!r}), "adds", [added])
+        overlay.activate(["adds"], installed=installed)
+        import torch._dynamo.rfc_added as module
+        print(json.dumps([module.VALUE, module.__file__, "VALUE = 42" in inspect.getsource(module)]))
+        """,
+        env={"TORCH_RFC_SLICES": "none"},
+    )
+    value, file, source_shown = last_json(done)
+    assert value == 42 and source_shown
+    assert file.endswith("torch/_dynamo/rfc_added.py")

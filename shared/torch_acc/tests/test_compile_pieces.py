@@ -1,0 +1,67 @@
+"""acc's compile-time pieces, registered through public extension points."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from rfc_shared.testing.helpers import last_json, run_python
+
+
+torch_acc = pytest.importorskip("torch_acc")
+
+
+def test_importing_acc_and_its_interface_leaves_dynamo_and_inductor_unimported() -> None:
+    done = run_python(
+        """
+        import json, sys, torch, torch_acc
+        import torch_acc._dynamo.device_interface
+        print(json.dumps([m for m in ("torch._dynamo", "torch._inductor") if m in sys.modules]))
+        """
+    )
+    assert last_json(done) == []
+
+
+def test_the_acc_option_changes_the_generated_wrapper() -> None:
+    from torch._inductor.utils import run_and_get_code
+
+    from torch_acc._inductor import config
+    from torch_acc.registration import register_for_compile
+
+    register_for_compile()
+    x = torch.randn(4, device="acc")
+
+    def compiled_code(check: bool) -> str:
+        torch._dynamo.reset()
+        with config.patch(check_input_devices=check):
+            _, (code, *_) = run_and_get_code(torch.compile(lambda t: t.cos() + 1), x)
+        return code
+
+    assert "acc.check_input_devices" not in compiled_code(False)
+    checked = compiled_code(True)
+    assert "assert arg0_1.device.type == 'acc'" in checked
+
+
+def test_the_triton_plugin_reports_acc_and_refuses_to_build_machine_code() -> None:
+    from triton.backends import backends
+    from triton.backends.compiler import GPUTarget
+
+    plugin = backends["acc"]
+    assert plugin.driver.is_active()
+    target = plugin.driver().get_current_target()
+    assert target == GPUTarget("acc", 10, 32)
+    compiler = plugin.compiler(target)
+    with pytest.raises(RuntimeError, match="compiles no machine code.*TRITON_INTERPRET=1"):
+        compiler.add_stages({}, compiler.parse_options({}))
+
+
+def test_device_op_overrides_emit_acc_runtime_calls() -> None:
+    from torch_acc._inductor.device_op_overrides import AccDeviceOpOverrides
+
+    overrides = AccDeviceOpOverrides()
+    assert overrides.device_guard(1) == "torch.acc._DeviceGuard(1)"
+    namespace: dict[str, object] = {}
+    exec(overrides.import_get_raw_stream_as("get_raw_stream"), namespace)  # noqa: S102
+    assert namespace["get_raw_stream"](1) == torch_acc._C._raw_stream(1)
+    definitions, include_dirs, *_ = overrides.get_cpp_torch_device_options()
+    assert definitions == ["USE_ACC"] and include_dirs
