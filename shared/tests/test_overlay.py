@@ -269,7 +269,8 @@ def test_a_file_a_patch_creates_is_served_as_a_module(tmp_path: Path) -> None:
         installed["adds"] = write_slice(Path({str(tmp_path)!r}), "adds", [added])
         overlay.activate(["adds"], installed=installed)
         import torch._dynamo.rfc_added as module
-        print(json.dumps([module.VALUE, module.__file__, "VALUE = 42" in inspect.getsource(module)]))
+        shown = "VALUE = 42" in inspect.getsource(module)
+        print(json.dumps([module.VALUE, module.__file__, shown]))
         """,
         env={"TORCH_RFC_SLICES": "none"},
     )

@@ -61,7 +61,7 @@ def test_device_op_overrides_emit_acc_runtime_calls() -> None:
     overrides = AccDeviceOpOverrides()
     assert overrides.device_guard(1) == "torch.acc._DeviceGuard(1)"
     namespace: dict[str, object] = {}
-    exec(overrides.import_get_raw_stream_as("get_raw_stream"), namespace)  # noqa: S102
+    exec(overrides.import_get_raw_stream_as("get_raw_stream"), namespace)
     assert namespace["get_raw_stream"](1) == torch_acc._C._raw_stream(1)
     definitions, include_dirs, *_ = overrides.get_cpp_torch_device_options()
     assert definitions == ["USE_ACC"] and include_dirs
