@@ -213,7 +213,7 @@ def _pytest(session: nox.Session, py: str, *args: str, slices: str) -> None:
         *args,
         *session.posargs,
         external=True,
-        env={"TORCH_RFC_SLICES": slices},
+        env={**COMPILE_ENV, "TORCH_RFC_SLICES": slices},
     )
 
 
@@ -246,7 +246,7 @@ def _doctest(session: nox.Session, py: str, pages: list[str], slices: str) -> No
         str(out),
         *existing,
         external=True,
-        env={"TORCH_RFC_SLICES": slices},
+        env={**COMPILE_ENV, "TORCH_RFC_SLICES": slices},
     )
 
 
@@ -339,6 +339,22 @@ def docs(session: nox.Session) -> None:
             env=env,
         )
     session.log(f"HTML: {ROOT / 'docs' / '_build' / 'html' / 'index.html'}")
+
+
+@nox.session(default=False)
+def bench(session: nox.Session) -> None:
+    """Benchmarks as A/B ratios measured side by side (nox -s bench -- --cases is_gpu)."""
+    py = _prepare(session)
+    session.run(
+        py,
+        "-m",
+        "rfc_shared.bench",
+        "--out",
+        str(GENERATED),
+        *session.posargs,
+        external=True,
+        env=COMPILE_ENV,
+    )
 
 
 def _slice_arg(session: nox.Session) -> str:
