@@ -72,12 +72,16 @@ def _active_slices() -> list[str]:
 
 @functools.cache
 def _slice_of_project(project: Path) -> str | None:
-    from rfc_shared.slices import discover_slices
+    # Entry-point metadata only: importing the slice package here could pick
+    # up the project folder of the same name that pytest put in sys.modules.
+    import importlib.metadata
+
+    from rfc_shared.slices import ENTRY_POINT_GROUP
 
     packages = {p.parent.name for p in project.glob("src/*/patches")}
-    for s in discover_slices().values():
-        if s.package in packages:
-            return s.name
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if ep.module.split(".")[0] in packages:
+            return ep.name
     return None
 
 
