@@ -1,0 +1,42 @@
+"""``python -m rfc_shared.bench``: run the benchmark cases, write JSON and Markdown."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .cases import CASES
+from .runner import BenchError, as_json, markdown, run
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rfc_shared.bench", description=__doc__)
+    parser.add_argument("--cases", help=f"comma-separated, from: {', '.join(CASES)}")
+    parser.add_argument("--rounds", type=int, default=5, help="A/B pairs per case")
+    parser.add_argument("--out", type=Path, help="folder for bench.json and bench.md")
+    args = parser.parse_args(argv)
+    names = args.cases.split(",") if args.cases else list(CASES)
+    unknown = [n for n in names if n not in CASES]
+    if unknown:
+        parser.error(f"unknown case(s): {', '.join(unknown)}")
+    try:
+        report = run(
+            [CASES[n] for n in names],
+            args.rounds,
+            progress=lambda line: print(line, file=sys.stderr, flush=True),
+        )
+    except BenchError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    table = markdown(report)
+    print(table)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "bench.json").write_text(as_json(report), encoding="utf-8")
+        (args.out / "bench.md").write_text(table, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Run cases as interleaved A/B pairs in fresh interpreters and report."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from .cases import Case, Side
+
+
+class BenchError(RuntimeError):
+    """A side of a case failed to run."""
+
+
+@dataclass
+class SideResult:
+    label: str
+    samples: list[float]
+
+    @property
+    def stats(self) -> dict[str, float]:
+        return {
+            "min": min(self.samples),
+            "median": statistics.median(self.samples),
+            "max": max(self.samples),
+        }
+
+
+def measure(side: Side, env: dict[str, str] | None = None) -> float:
+    full_env = {**os.environ, **(env or {}), **side.env}
+    done = subprocess.run(
+        [sys.executable, "-c", side.code], capture_output=True, text=True, env=full_env
+    )
+    if done.returncode:
+        tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise BenchError(f"{side.label}: {tail}")
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def run_case(
+    case: Case, rounds: int, progress: Callable[[str], None] = lambda line: None
+) -> dict[str, Any]:
+    a, b = SideResult(case.a.label, []), SideResult(case.b.label, [])
+    measure(case.a), measure(case.b)  # warm caches (bytecode, Inductor) on both sides
+    for number in range(1, rounds + 1):
+        progress(f"{case.name}: round {number}/{rounds}")
+        a.samples.append(measure(case.a))
+        b.samples.append(measure(case.b))
+    ratio = a.stats["median"] / b.stats["median"]
+    return {
+        "case": case.name,
+        "description": case.description,
+        "unit": case.unit,
+        "goal": case.goal,
+        "ratio": ratio,
+        "met": _met(ratio, case.goal),
+        "a": {"label": a.label, **a.stats, "samples": a.samples},
+        "b": {"label": b.label, **b.stats, "samples": b.samples},
+    }
+
+
+def _met(ratio: float, goal: str) -> bool | None:
+    op, _, bound = goal.partition(" ")
+    try:
+        limit = float(bound)
+    except ValueError:
+        return None
+    return {"<=": ratio <= limit, ">=": ratio >= limit}.get(op)
+
+
+def machine() -> dict[str, Any]:
+    return {
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+        "threads": os.environ.get("OMP_NUM_THREADS", "default"),
+    }
+
+
+def run(
+    cases: Sequence[Case], rounds: int, progress: Callable[[str], None] = lambda line: None
+) -> dict[str, Any]:
+    return {"machine": machine(), "results": [run_case(c, rounds, progress) for c in cases]}
+
+
+def markdown(report: dict[str, Any]) -> str:
+    rows = [
+        "| case | A | B | A median | B median | A/B (median) | goal | met |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in report["results"]:
+        met = {True: "yes", False: "no", None: "report"}[r["met"]]
+        rows.append(
+            f"| {r['case']} | {r['a']['label']} | {r['b']['label']} | "
+            f"{_fmt(r['a']['median'], r['unit'])} | {_fmt(r['b']['median'], r['unit'])} | "
+            f"{r['ratio']:.3f} | {r['goal']} | {met} |"
+        )
+    rows += ["", "min / median / max of each side:", ""]
+    for r in report["results"]:
+        for side in ("a", "b"):
+            s = r[side]
+            rows.append(
+                f"- {r['case']} {s['label']}: {_fmt(s['min'], r['unit'])} / "
+                f"{_fmt(s['median'], r['unit'])} / {_fmt(s['max'], r['unit'])} "
+                f"({len(s['samples'])} runs)"
+            )
+    return "\n".join(rows) + "\n"
+
+
+def _fmt(value: float, unit: str) -> str:
+    if unit == "s":
+        for scale, name in ((1, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
+            if value >= scale:
+                return f"{value / scale:.3g} {name}"
+        return f"{value / 1e-9:.3g} ns"
+    return f"{value:.4g} {unit}"
+
+
+def as_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=1, default=lambda o: asdict(o))
