@@ -1,0 +1,169 @@
+"""rfc1 on acc: identity and capability answers come from the registry."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+from rfc_shared.conformance.harness import register, variant
+from rfc_shared.testing.corpus import CASES, assert_same, run
+from rfc_shared.testing.helpers import last_json, run_python
+
+
+pytestmark = pytest.mark.slice("rfc1")
+
+
+@pytest.fixture
+def utils():
+    import torch._inductor.utils as utils
+
+    return utils
+
+
+@pytest.fixture
+def acc(privateuse1_backend: str) -> str:
+    from torch_acc.registration import device_interface
+
+    register(device_interface())
+    return privateuse1_backend
+
+
+def test_acc_is_a_gpu_with_guards_and_the_default_gpu_type(utils, acc: str) -> None:
+    assert utils.is_gpu(acc)
+    assert acc in utils.GPU_TYPES
+    assert utils.device_need_guard(acc)
+    assert utils.get_gpu_type() == acc
+    assert utils.get_max_num_sms() == torch.acc.get_device_properties().multi_processor_count
+
+
+def test_the_answers_flip_with_the_interface(utils, acc: str) -> None:
+    register(variant(is_gpu=lambda: False))
+    assert not utils.is_gpu(acc) and acc not in utils.GPU_TYPES
+    assert not utils.device_need_guard(acc)
+    assert utils.get_gpu_type() == "cuda"
+    register(variant(is_gpu=lambda: True, Stream=utils.get_interface_for_device("cpu").Stream))
+    assert utils.is_gpu(acc) and not utils.device_need_guard(acc)
+
+
+def test_a_backend_registered_after_import_is_seen_by_name_importers(acc: str) -> None:
+    from torch._inductor.fx_passes.freezing_patterns import GPU_TYPES  # imported by name
+
+    register(variant(is_gpu=lambda: False))
+    assert acc not in GPU_TYPES
+    register(variant(is_gpu=lambda: True))
+    assert acc in GPU_TYPES and list(GPU_TYPES)[-1] == acc
+
+
+def test_gpu_types_reads_like_a_list(utils, acc: str) -> None:
+    types = list(utils.GPU_TYPES)
+    assert utils.GPU_TYPES == types and len(utils.GPU_TYPES) == len(types)
+    assert utils.GPU_TYPES[-1] == acc and utils.GPU_TYPES[:1] == types[:1]
+    assert repr(utils.GPU_TYPES) == repr(types)
+    assert utils.GPU_TYPES + ["x"] == [*types, "x"]
+    with pytest.raises(TypeError, match="derived from the DeviceInterface registry"):
+        utils.GPU_TYPES[0] = "npu"
+    with pytest.raises(ValueError, match="cannot be removed"):
+        utils.GPU_TYPES.remove(acc)
+
+
+def test_appending_to_gpu_types_still_works_but_warns(utils) -> None:
+    with pytest.warns(FutureWarning, match="GPU_TYPES is deprecated"):
+        utils.GPU_TYPES.append("legacy_npu")
+    try:
+        assert utils.is_gpu("legacy_npu") and "legacy_npu" in utils.GPU_TYPES
+        assert utils.device_need_guard("legacy_npu")
+    finally:
+        utils.GPU_TYPES.remove("legacy_npu")
+    assert not utils.is_gpu("legacy_npu")
+
+
+def test_two_available_gpu_types_resolve_privateuse1_first(utils, acc: str) -> None:
+    from torch._dynamo.device_interface import register_interface_for_device
+
+    other = variant(is_gpu=lambda: True, is_available=lambda: True)
+    register_interface_for_device("second_gpu", other)
+    assert {"second_gpu", acc} <= set(utils.GPU_TYPES)
+    assert utils.get_gpu_type() == acc
+
+
+def test_has_triton_asks_is_triton_capable(acc: str) -> None:
+    from torch.utils._triton import has_triton
+
+    assert has_triton()  # acc can run Triton, through its interpreter
+    register(variant(is_triton_capable=lambda device=None: False))
+    assert not has_triton()
+    register(variant(is_triton_capable=lambda device=None: True))
+    assert has_triton()
+
+
+def test_multi_processor_count_comes_from_the_interface(acc: str) -> None:
+    from torch._inductor.runtime.hints import DeviceProperties
+
+    device = torch.device(acc, 0)
+    assert DeviceProperties.create(device).multi_processor_count == 8
+    register(variant(get_multi_processor_count=classmethod(lambda cls, device=None: 3)))
+    assert DeviceProperties.create(device).multi_processor_count == 3
+
+
+def test_triton_missing_is_reported_for_a_gpu_whose_codegen_is_triton(acc: str) -> None:
+    from torch._inductor.exc import TritonMissing
+
+    from torch_acc.registration import register_inductor_backend
+
+    register_inductor_backend()  # GPU-class mode: acc's scheduling is Triton
+    register(variant(is_triton_capable=lambda device=None: False))  # no device can run it
+    x = torch.randn(4, device=acc)
+    torch._dynamo.reset()
+    with pytest.raises(TritonMissing):
+        torch.compile(lambda t: t.cos() + 1)(x)
+
+
+def test_importing_inductor_utils_initializes_no_device_runtime() -> None:
+    done = run_python(
+        """
+        import json, sys, torch
+        import torch._inductor.utils as utils
+        import torch._dynamo.device_interface as di
+        print(json.dumps([di._device_initialized, torch.cuda.is_initialized(),
+                          "torch_acc" in sys.modules, type(utils.GPU_TYPES).__name__]))
+        """
+    )
+    assert last_json(done) == [False, False, False, "_GpuTypes"]
+
+
+BUILTIN = ["cuda", "xpu", "mtia", "mps", "cpu", "tpu", "meta", "cuda:0", "hpu", None]
+
+IDENTITY = f"""
+    import json, torch
+    import torch._inductor.utils as u
+    from torch.utils._triton import has_triton
+    from torch._inductor.runtime.hints import DeviceProperties
+    names = {BUILTIN!r}
+    print(json.dumps({{
+        "is_gpu": [u.is_gpu(n) for n in names],
+        "device_need_guard": [u.device_need_guard(n) for n in names if n],
+        "gpu_types": sorted(u.GPU_TYPES),
+        "get_gpu_type": u.get_gpu_type(),
+        "has_triton": has_triton(),
+        "cpu_sms": DeviceProperties.create(torch.device("cpu")).multi_processor_count,
+    }}))
+"""
+
+
+def test_builtin_devices_get_the_stock_answers(utils) -> None:
+    assert type(utils.GPU_TYPES).__name__ == "_GpuTypes"  # rfc1's live GPU_TYPES
+    stock = last_json(run_python(IDENTITY, env={"TORCH_RFC_SLICES": "none"}))
+    assert last_json(run_python(IDENTITY)) == stock
+
+
+def test_the_corpus_compiles_on_acc_including_the_second_device(acc: str) -> None:
+    from torch_acc.registration import register_inductor_backend
+
+    register_inductor_backend()
+    for case in (CASES["second_device"], CASES["reductions"]):
+        torch._dynamo.reset()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            assert_same(case, run(case, acc, {"backend": "inductor"}), run(case, "cpu"))
