@@ -82,6 +82,10 @@ def _python() -> str:
     return str(ENV / "bin" / "python")
 
 
+def _pip(session: nox.Session, *args: str) -> None:
+    session.run(_python(), "-m", "pip", "install", "-q", *args, external=True)
+
+
 def _prepare(session: nox.Session) -> str:
     """Create or update the shared environment; returns its interpreter."""
     stamps = ENV / ".stamps.json"
@@ -91,30 +95,20 @@ def _prepare(session: nox.Session) -> str:
         if interpreter is None:
             session.error(f"{PYTHON} is required (torch 2.13.0's CPU wheel is cp311)")
         session.run(interpreter, "-m", "venv", str(ENV), external=True)
-        session.run(_python(), "-m", "pip", "install", "-q", "--upgrade", "pip", external=True)
+        _pip(session, "--upgrade", "pip")
     done = json.loads(stamps.read_text()) if stamps.exists() else {}
 
     groups = nox.project.dependency_groups(PYPROJECT, "test", "docs", "lint", "build")
     wanted = _digest(TORCH, TRITON, groups)
     if done.get("requirements") != wanted:
         session.log("installing torch, triton and the tools (first run: a few minutes)")
-        session.run(_python(), "-m", "pip", "install", "-q", TORCH, TRITON, *groups, external=True)
+        _pip(session, TORCH, TRITON, *groups)
         done["requirements"] = wanted
         stamps.write_text(json.dumps(done))
 
     wheel = _acc_wheel(session)
     if done.get("torch_acc") != str(wheel):
-        session.run(
-            _python(),
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--force-reinstall",
-            "--no-deps",
-            str(wheel),
-            external=True,
-        )
+        _pip(session, "--force-reinstall", "--no-deps", str(wheel))
         done["torch_acc"] = str(wheel)
         stamps.write_text(json.dumps(done))
 
@@ -123,26 +117,9 @@ def _prepare(session: nox.Session) -> str:
     changed = [f for f, digest in digests.items() if done.get(f) != digest]
     if changed:
         session.log(f"installing {', '.join(changed)}")
-        session.run(
-            _python(),
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--force-reinstall",
-            "--no-deps",
-            *(str(ROOT / f) for f in changed),
-            external=True,
-        )
-        session.run(
-            _python(),
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            *(str(ROOT / f) for f in changed),
-            external=True,
-        )
+        folders = [str(ROOT / f) for f in changed]
+        _pip(session, "--force-reinstall", "--no-deps", *folders)
+        _pip(session, *folders)  # their dependencies, if new
         for folder in changed:
             done[folder] = digests[folder]
         stamps.write_text(json.dumps(done))
