@@ -39,6 +39,24 @@ IS_GPU = _per_call(
     "for n in names: is_gpu(n)",
 )
 
+
+def _import_time(statements: str) -> str:
+    return f"""
+import time
+start = time.perf_counter()
+{statements}
+print(time.perf_counter() - start)
+"""
+
+
+LAZY_IMPORT = _import_time("import torch, torch_acc")
+EAGER_IMPORT = _import_time(
+    "import torch, torch_acc\n"
+    "from torch_acc.registration import register_device_interface\n"
+    "register_device_interface()"
+)
+TORCH_IMPORT = _import_time("import torch")
+
 CASES: dict[str, Case] = {
     case.name: case
     for case in (
@@ -49,6 +67,21 @@ CASES: dict[str, Case] = {
             Side("rfc1", IS_GPU, {"TORCH_RFC_SLICES": "rfc1"}),
             Side("stock", IS_GPU, {"TORCH_RFC_SLICES": "none"}),
             goal="<= 1.5",
+        ),
+        Case(
+            "backend_import",
+            "import torch, torch_acc: the interface found lazily by convention (lazy_reg) vs "
+            "registered eagerly through torch._dynamo at import",
+            Side("lazy", LAZY_IMPORT, {"TORCH_RFC_SLICES": "lazy_reg"}),
+            Side("eager", EAGER_IMPORT, {"TORCH_RFC_SLICES": "lazy_reg"}),
+            goal="report",
+        ),
+        Case(
+            "backend_import_overhead",
+            "import torch, torch_acc (lazy) vs import torch: what the backend adds",
+            Side("torch+acc", LAZY_IMPORT, {"TORCH_RFC_SLICES": "lazy_reg"}),
+            Side("torch", TORCH_IMPORT, {"TORCH_RFC_SLICES": "lazy_reg"}),
+            goal="report",
         ),
     )
 }
