@@ -36,6 +36,16 @@ def make_interface(count: int = 2, **overrides: Callable[..., object]) -> type:
     return type("AccTestInterface", (base,), methods)
 
 
+@pytest.fixture(autouse=True)
+def _backend_without_interface(privateuse1_backend: str) -> None:
+    """Start from a backend with no registered interface (acc may have been
+    registered by convention when lazy_reg is applied)."""
+    module = di()
+    module.get_registered_device_interfaces()
+    for name in [n for n in module.device_interfaces if n.split(":")[0] == privateuse1_backend]:
+        del module.device_interfaces[name]
+
+
 def registry() -> dict[str, type]:
     module = di()
     module.get_registered_device_interfaces()  # built-ins registered first
