@@ -2,6 +2,8 @@
 // queries for the torch.acc device module.
 #include "acc.h"
 
+#include <ATen/EmptyTensor.h>
+
 #include <torch/csrc/Event.h>
 #include <torch/csrc/Generator.h>
 #include <torch/extension.h>
@@ -37,6 +39,18 @@ PYBIND11_MODULE(_C, m) {
     }
     return static_cast<int64_t>(previous);
   });
+  // The fast allocator of generated code: on the current device, as
+  // torch._C._dynamo.guards._empty_strided_cuda is.
+  m.def(
+      "_empty_strided",
+      [](std::vector<int64_t> size, std::vector<int64_t> stride, c10::ScalarType dtype) {
+        return at::Tensor(at::detail::empty_strided_generic(
+            size,
+            stride,
+            allocator(),
+            c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+            dtype));
+      });
   m.def("_memory_allocated", [](int64_t index) { return memory_allocated(checked(index)); });
   m.def("_raw_stream", [](int64_t index) { return raw_stream(checked(index)); });
   // torch.Event.elapsed_time only accepts torch.Event itself, not subclasses.

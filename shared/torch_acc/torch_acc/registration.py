@@ -39,12 +39,28 @@ def register_device_interface() -> None:
         registry.register_interface_for_device(name, interface)
 
 
+def _ensure_device_interface() -> None:
+    from torch._dynamo.device_interface import get_interface_for_device
+
+    try:
+        get_interface_for_device("acc")  # found by convention where torch does that
+    except NotImplementedError:
+        register_device_interface()
+
+
 def register_inductor_backend() -> None:
-    """Registers acc's scheduling, wrapper codegen, op overrides and options."""
+    """Registers acc's scheduling, wrapper codegen, op overrides and options.
+
+    This is acc's ``torch_inductor_backends`` entry point, its one hook into
+    compilation; where nothing registered acc's DeviceInterface (no lazy
+    registration by convention), it registers that too.
+    """
     from torch._inductor.codegen.common import (
         register_backend_for_device,
         register_device_op_overrides,
     )
+
+    _ensure_device_interface()
 
     from ._inductor import config
     from ._inductor.device_op_overrides import AccDeviceOpOverrides
@@ -57,7 +73,10 @@ def register_inductor_backend() -> None:
         cpp_wrapper = None
     else:
         from torch._inductor.codegen.cpp import CppScheduling as scheduling
-        from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu as cpp_wrapper
+
+        from ._inductor.wrapper import cpp_wrapper_codegen
+
+        cpp_wrapper = cpp_wrapper_codegen()
 
     register_backend_for_device(
         "acc",
@@ -71,5 +90,4 @@ def register_inductor_backend() -> None:
 
 def register_for_compile() -> None:
     """Everything above: what a vendor does to compile on stock torch."""
-    register_device_interface()
     register_inductor_backend()

@@ -5,6 +5,8 @@ from __future__ import annotations
 from torch._inductor.codegen.common import DeviceOpOverrides
 from torch.utils import cpp_extension
 
+from .._mode import is_gpu_mode
+
 
 class AccDeviceOpOverrides(DeviceOpOverrides):
     def import_get_raw_stream_as(self, name: str) -> str:
@@ -21,6 +23,18 @@ class AccDeviceOpOverrides(DeviceOpOverrides):
 
     def current_stream(self) -> str:
         return "torch.acc.current_stream()"
+
+    def import_empty_strided_as(self, name: str) -> str:
+        return f"from torch_acc._C import _empty_strided as {name}"
+
+    def cpp_stream_type(self) -> str:
+        return "void*"
+
+    def aten_device_type(self) -> str:
+        return "at::kPrivateUse1"
+
+    def uses_gpu_cpp_wrapper(self) -> bool:
+        return is_gpu_mode()
 
     def get_cpp_torch_device_options(
         self,

@@ -35,3 +35,29 @@ class AccPythonWrapperCodegen(PythonWrapperCodegen):
                 f"assert {name}.device.type == 'acc', "
                 f"f'{name} is on {{{name}.device}}, expected an acc device'"
             )
+
+
+def cpp_wrapper_codegen() -> type:
+    """acc's C++ wrapper for host mode: Inductor's CPU one, with the CPU's
+    wrapper header, since acc memory is host memory."""
+    from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
+
+    class AccCppWrapperCpu(CppWrapperCpu):
+        @staticmethod
+        def create(
+            is_subgraph: bool,
+            subgraph_name: str | None,
+            parent_wrapper: PythonWrapperCodegen | None,
+            partition_signatures: ir.GraphPartitionSignature | None = None,
+        ) -> PythonWrapperCodegen:
+            return AccCppWrapperCpu()
+
+        @staticmethod
+        def get_device_include_path_jit(device: str) -> str:
+            return CppWrapperCpu.get_device_include_path_jit("cpu")
+
+        @staticmethod
+        def get_device_include_path_aot(device: str) -> str:
+            return CppWrapperCpu.get_device_include_path_aot("cpu")
+
+    return AccCppWrapperCpu
