@@ -58,10 +58,13 @@ def _registry() -> ModuleType:
     return importlib.import_module("torch._dynamo.device_interface")
 
 
+@functools.cache
 def base_interface() -> type:
-    """The backend's DeviceInterface: the registered one, or else the one its
-    package provides by convention (``torch_<name>._dynamo.device_interface``),
-    made a subclass of Dynamo's DeviceInterface."""
+    """The backend's DeviceInterface: the one registered when first asked, or
+    else the one its package provides by convention
+    (``torch_<name>._dynamo.device_interface``), made a subclass of Dynamo's
+    DeviceInterface. Remembered, so that variants registered later never
+    become the base of other variants."""
     registry = _registry()
     name = subject().name
     found = dict(registry.get_registered_device_interfaces()).get(name)

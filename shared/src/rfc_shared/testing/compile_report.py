@@ -38,7 +38,9 @@ def failure_site(e: BaseException) -> str:
     return f"{Path(frames[-1].filename).name}:{frames[-1].name}" if frames else "?"
 
 
-def compile_case(name: str, backend: str, device: str) -> dict[str, Any]:
+def compile_case(
+    name: str, backend: str, device: str, options: dict[str, Any] | None = None
+) -> dict[str, Any]:
     import torch
 
     from .corpus import CASES, assert_same, run
@@ -47,7 +49,10 @@ def compile_case(name: str, backend: str, device: str) -> dict[str, Any]:
     torch._dynamo.reset()
     try:
         want = run(case, "cpu")
-        assert_same(case, run(case, device, {"backend": backend}), want)
+        compile_options: dict[str, Any] = {"backend": backend}
+        if options:
+            compile_options["options"] = options
+        assert_same(case, run(case, device, compile_options), want)
     except Exception as e:
         inner = _innermost_exception(e)
         return {
@@ -65,6 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--backend", default="inductor")
     parser.add_argument("--device", default="acc")
     parser.add_argument("--cases", help="comma-separated case names (default: all)")
+    parser.add_argument("--options", type=json.loads, help="torch.compile options, as JSON")
     parser.add_argument(
         "--register",
         action="store_true",
@@ -85,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         register_for_compile()
     names = args.cases.split(",") if args.cases else list(CASES)
     for name in names:
-        print(json.dumps(compile_case(name, args.backend, args.device)), flush=True)
+        result = compile_case(name, args.backend, args.device, args.options)
+        print(json.dumps(result), flush=True)
     return 0
 
 
