@@ -39,7 +39,7 @@ class AccPythonWrapperCodegen(PythonWrapperCodegen):
 
 def cpp_wrapper_codegen() -> type:
     """acc's C++ wrapper for host mode: Inductor's CPU one, with the CPU's
-    wrapper header, since acc memory is host memory."""
+    wrapper header and C shims, since acc memory is host memory."""
     from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
 
     class AccCppWrapperCpu(CppWrapperCpu):
@@ -59,5 +59,10 @@ def cpp_wrapper_codegen() -> type:
         @staticmethod
         def get_device_include_path_aot(device: str) -> str:
             return CppWrapperCpu.get_device_include_path_aot("cpu")
+
+        @staticmethod
+        def get_c_shim_func_name(kernel: str, device: str) -> str:
+            # There are no acc C shims; the CPU's run on acc's host memory.
+            return CppWrapperCpu.get_c_shim_func_name(kernel, "cpu" if device == "acc" else device)
 
     return AccCppWrapperCpu
