@@ -57,6 +57,46 @@ EAGER_IMPORT = _import_time(
 )
 TORCH_IMPORT = _import_time("import torch")
 
+def _corpus_timing(device: str, measure: str, compiled: bool = True) -> str:
+    """Seconds to compile the whole corpus (first call of each case), or to
+    run it once compiled (median of 5 passes after a warm-up)."""
+    return f"""
+import statistics, time, torch
+if {device!r} == "acc":
+    import torch_acc
+from rfc_shared.testing.corpus import CORPUS, device_for
+torch.set_num_threads(1)
+runs = []
+for case in CORPUS:
+    device = device_for(case, {device!r})
+    model = case.build()
+    if isinstance(model, torch.nn.Module):
+        model = model.to(device)
+    if {compiled!r}:
+        model = torch.compile(model, dynamic=case.dynamic or None)
+    inputs = [tuple(t.to(device) for t in args) for args in case.inputs()]
+    runs.append((model, inputs))
+def one_pass():
+    for model, inputs in runs:
+        for args in inputs:
+            model(*args)
+start = time.perf_counter()
+one_pass()
+first = time.perf_counter() - start
+if {measure!r} == "compile":
+    print(first)
+else:
+    times = []
+    for _ in range(5):
+        start = time.perf_counter()
+        one_pass()
+        times.append(time.perf_counter() - start)
+    print(statistics.median(times))
+"""
+
+
+STACKED = {"TORCH_RFC_SLICES": "all", "TRITON_INTERPRET": "1"}
+
 CASES: dict[str, Case] = {
     case.name: case
     for case in (
@@ -74,6 +114,29 @@ CASES: dict[str, Case] = {
             "registered eagerly through torch._dynamo at import",
             Side("lazy", LAZY_IMPORT, {"TORCH_RFC_SLICES": "lazy_reg"}),
             Side("eager", EAGER_IMPORT, {"TORCH_RFC_SLICES": "lazy_reg"}),
+            goal="report",
+        ),
+        Case(
+            "corpus_compile_acc_vs_cpu",
+            "compile time of the corpus (first call of every case): acc in GPU-class mode vs "
+            "cpu, both under the stacked overlay, one thread",
+            Side("acc", _corpus_timing("acc", "compile"), STACKED),
+            Side("cpu", _corpus_timing("cpu", "compile"), STACKED),
+            goal="report",
+        ),
+        Case(
+            "corpus_runtime_acc_vs_cpu",
+            "one pass over the compiled corpus: acc (Triton kernels in the interpreter) vs cpu "
+            "(C++ kernels), stacked, one thread",
+            Side("acc", _corpus_timing("acc", "run"), STACKED),
+            Side("cpu", _corpus_timing("cpu", "run"), STACKED),
+            goal="report",
+        ),
+        Case(
+            "corpus_compiled_vs_eager_acc",
+            "one pass over the corpus on acc: compiled vs eager, stacked, one thread",
+            Side("compiled", _corpus_timing("acc", "run"), STACKED),
+            Side("eager", _corpus_timing("acc", "run", compiled=False), STACKED),
             goal="report",
         ),
         Case(
