@@ -57,6 +57,7 @@ EAGER_IMPORT = _import_time(
 )
 TORCH_IMPORT = _import_time("import torch")
 
+
 def _corpus_timing(device: str, measure: str, compiled: bool = True) -> str:
     """Seconds to compile the whole corpus (first call of each case), or to
     run it once compiled (median of 5 passes after a warm-up)."""
