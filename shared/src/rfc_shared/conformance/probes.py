@@ -500,10 +500,11 @@ def _backend_feature_enum():
 def _feature_gpu() -> str:
     feature = _backend_feature_enum()
     name = subject().name
+    derived = classmethod(_registry().DeviceInterface.is_gpu.__func__)  # is_gpu from features
     answers = _answers(
         lambda: _utils().is_gpu(name),
-        declared=variant(backend_features=lambda device=None: {feature.GPU}),
-        empty=variant(backend_features=lambda device=None: set(), is_gpu=lambda: False),
+        declared=variant(is_gpu=derived, backend_features=lambda device=None: {feature.GPU}),
+        empty=variant(is_gpu=derived, backend_features=lambda device=None: set()),
     )
     check(answers == {"declared": True, "empty": False}, f"is_gpu({name!r}) answered {answers}")
     return f"is_gpu follows backend_features(): {answers}"
