@@ -22,9 +22,9 @@ pytestmark = pytest.mark.slice("rfc3")
 def _acc_interface_registered(privateuse1_backend: str) -> None:
     # The entry point registers acc's interface once per process; the registry
     # restore between tests would otherwise take it away from later tests.
-    from torch_acc.registration import _ensure_device_interface
+    from torch_acc.registration import ensure_device_interface
 
-    _ensure_device_interface()
+    ensure_device_interface()
 
 
 @pytest.fixture

@@ -13,7 +13,17 @@ from . import _C
 
 
 __all__ = [
+    "BFloat16Tensor",
+    "BoolTensor",
+    "ByteTensor",
+    "CharTensor",
+    "DoubleTensor",
     "Event",
+    "FloatTensor",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
+    "ShortTensor",
     "Stream",
     "current_device",
     "current_stream",
@@ -185,6 +195,52 @@ def get_device_properties(device: _Device = None) -> _AccDeviceProperties:
         major=1,
         minor=0,
     )
+
+
+class _TensorType(type):
+    """The type of acc's dtype tensor classes, the ``torch.cuda.FloatTensor``
+    family: ``torch.acc.FloatTensor(2, 3)`` makes an uninitialized float32 acc
+    tensor, ``torch.acc.FloatTensor([1, 2])`` one from data, and
+    ``isinstance(t, torch.acc.FloatTensor)`` checks device and dtype."""
+
+    dtype: torch.dtype
+
+    def __call__(cls, *args: Any) -> torch.Tensor:
+        if len(args) == 1 and not isinstance(args[0], int):
+            return torch.tensor(args[0], dtype=cls.dtype, device="acc")
+        return torch.empty(args, dtype=cls.dtype, device="acc")
+
+    def __instancecheck__(cls, obj: object) -> bool:
+        return isinstance(obj, torch.Tensor) and obj.device.type == "acc" and obj.dtype == cls.dtype
+
+
+def _tensor_class(name: str, dtype: torch.dtype) -> _TensorType:
+    return _TensorType(name, (), {"dtype": dtype, "__module__": "torch.acc", "__qualname__": name})
+
+
+FloatTensor = _tensor_class("FloatTensor", torch.float32)
+DoubleTensor = _tensor_class("DoubleTensor", torch.float64)
+HalfTensor = _tensor_class("HalfTensor", torch.float16)
+BFloat16Tensor = _tensor_class("BFloat16Tensor", torch.bfloat16)
+ByteTensor = _tensor_class("ByteTensor", torch.uint8)
+CharTensor = _tensor_class("CharTensor", torch.int8)
+ShortTensor = _tensor_class("ShortTensor", torch.int16)
+IntTensor = _tensor_class("IntTensor", torch.int32)
+LongTensor = _tensor_class("LongTensor", torch.int64)
+BoolTensor = _tensor_class("BoolTensor", torch.bool)
+
+tensor_classes = (
+    FloatTensor,
+    DoubleTensor,
+    HalfTensor,
+    BFloat16Tensor,
+    ByteTensor,
+    CharTensor,
+    ShortTensor,
+    IntTensor,
+    LongTensor,
+    BoolTensor,
+)
 
 
 def memory_allocated(device: _Device = None) -> int:

@@ -39,7 +39,9 @@ def register_device_interface() -> None:
         registry.register_interface_for_device(name, interface)
 
 
-def _ensure_device_interface() -> None:
+def ensure_device_interface() -> None:
+    """Makes sure Dynamo has acc's DeviceInterface: found by convention where
+    the torch in use does that, registered explicitly otherwise."""
     from torch._dynamo.device_interface import get_interface_for_device
 
     try:
@@ -60,7 +62,7 @@ def register_inductor_backend() -> None:
         register_device_op_overrides,
     )
 
-    _ensure_device_interface()
+    ensure_device_interface()
 
     from ._inductor import config
     from ._inductor.device_op_overrides import AccDeviceOpOverrides

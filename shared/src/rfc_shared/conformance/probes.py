@@ -227,7 +227,7 @@ def _stream_event_classes() -> str:
 
 @probe("rfc2.tensor_classes", "dtype tensor classes of the backend are in-graph classes")
 def _tensor_classes() -> str:
-    marker = type("ProbeFloatTensor", (torch.Tensor,), {})
+    marker = type("FloatTensor", (), {"__module__": __name__})  # named as its CPU class
     answers = _answers(
         lambda: marker in _in_graph_classes(), declared=variant(dynamo_tensor_classes=(marker,))
     )
@@ -271,20 +271,25 @@ def _stream_tracing() -> str:
     return "current_stream(), Event() and record() trace in one graph"
 
 
-@probe("rfc2.trace_rules", "register_device_trace_rules makes runtime calls traceable")
+@probe("rfc2.trace_rules", "runtime functions trace; register_device_trace_rules adds rules")
 def _trace_rules() -> str:
     trace_rules = importlib.import_module("torch._dynamo.trace_rules")
     _require(trace_rules, "register_device_trace_rules", "torch._dynamo.trace_rules")
+    from torch._dynamo.variables import SkipFunctionVariable
+
     module = subject().module
 
     def fn(x: torch.Tensor) -> torch.Tensor:
         module.synchronize()
-        return x + module.device_count()
+        return x + 1
 
     with isolated():
         register(base_interface())
-        _traced(fn, f"torch.{subject().name}.synchronize/device_count under fullgraph")
-    return "synchronize() and device_count() trace"
+        _traced(fn, f"torch.{subject().name}.synchronize under fullgraph")
+        trace_rules.register_device_trace_rules({module.memory_allocated: SkipFunctionVariable})
+        rule = trace_rules.lookup(module.memory_allocated)
+    check(rule is SkipFunctionVariable, f"registered Skip, lookup says {rule}")
+    return "synchronize() traces; a registered rule is what lookup() answers"
 
 
 @probe("rfc2.constant_fold", "the interface's constant-fold functions fold")

@@ -18,6 +18,8 @@ _DEVICE_INTERFACE = "torch._dynamo.device_interface"
 _STATE: tuple[tuple[str, str, Any], ...] = (
     (_DEVICE_INTERFACE, "device_interfaces", {}),
     (_DEVICE_INTERFACE, "_device_initialized", False),
+    # rfc2: rules registered with register_device_trace_rules()
+    ("torch._dynamo.trace_rules", "_registered_device_trace_rules", {}),
 )
 
 # functools caches derived from the registry on stock torch; the overlay adds
@@ -44,7 +46,7 @@ class RegistrySnapshot:
         snapshot = cls()
         for module_name, attr, _ in _STATE:
             module = sys.modules.get(module_name)
-            if module is not None:
+            if module is not None and hasattr(module, attr):  # absent: slice not applied
                 value = getattr(module, attr)
                 snapshot.saved[module_name, attr] = (
                     dict(value) if isinstance(value, dict) else value
@@ -54,7 +56,7 @@ class RegistrySnapshot:
     def restore(self) -> None:
         for module_name, attr, initial in _STATE:
             module = sys.modules.get(module_name)
-            if module is None:
+            if module is None or not hasattr(module, attr):
                 continue
             value = self.saved.get((module_name, attr), initial)
             current = getattr(module, attr)

@@ -38,13 +38,24 @@ class DeviceInterface:
         def get_device_properties(device: torch.types.Device = None) -> Any:
             return acc.get_device_properties(device)
 
-    @staticmethod
-    def current_device() -> int:
-        return acc.current_device()
+    # The runtime functions are torch.acc's own, as CudaInterface binds
+    # torch.cuda's: Dynamo recognizes a call to torch.acc.current_stream() as
+    # this slot and traces it like torch.cuda.current_stream().
+    current_device = staticmethod(acc.current_device)
+    set_device = staticmethod(acc.set_device)
+    device_count = staticmethod(acc.device_count)
+    is_available = staticmethod(acc.is_available)
+    stream = staticmethod(acc.stream)
+    current_stream = staticmethod(acc.current_stream)
+    set_stream = staticmethod(acc.set_stream)
+    synchronize = staticmethod(acc.synchronize)
+    get_device_properties = staticmethod(acc.get_device_properties)
 
-    @staticmethod
-    def set_device(device: torch.types.Device) -> None:
-        acc.set_device(device)
+    # What Dynamo folds into constants while tracing (current_device with a
+    # guard), and the dtype tensor classes it puts in the graph.
+    dynamo_constant_fold_fns = (acc.is_available, acc.get_device_properties)
+    dynamo_constant_fold_fns_need_guards = (acc.current_device,)
+    dynamo_tensor_classes = acc.tensor_classes
 
     @staticmethod
     def maybe_exchange_device(device: int) -> int:
@@ -55,26 +66,6 @@ class DeviceInterface:
         return _C._exchange_device(device)
 
     @staticmethod
-    def device_count() -> int:
-        return acc.device_count()
-
-    @staticmethod
-    def is_available() -> bool:
-        return acc.is_available()
-
-    @staticmethod
-    def stream(stream: torch.Stream) -> Any:
-        return acc.stream(stream)
-
-    @staticmethod
-    def current_stream() -> torch.Stream:
-        return acc.current_stream()
-
-    @staticmethod
-    def set_stream(stream: torch.Stream) -> None:
-        acc.set_stream(stream)
-
-    @staticmethod
     def _set_stream_by_id(stream_id: int, device_index: int, device_type: int) -> None:
         acc.set_stream(
             acc.Stream(stream_id=stream_id, device_index=device_index, device_type=device_type)
@@ -83,14 +74,6 @@ class DeviceInterface:
     @staticmethod
     def get_raw_stream(device_idx: int) -> int:
         return _C._raw_stream(device_idx)
-
-    @staticmethod
-    def synchronize(device: torch.types.Device = None) -> None:
-        acc.synchronize(device)
-
-    @classmethod
-    def get_device_properties(cls, device: torch.types.Device = None) -> Any:
-        return cls.Worker.get_device_properties(device)
 
     @staticmethod
     def get_compute_capability(device: torch.types.Device = None) -> int:

@@ -1,0 +1,51 @@
+"""With no out-of-tree backend, Dynamo's six tables are exactly stock torch's.
+
+Not slice-marked: it holds on stock torch too. It compares a fresh
+interpreter with the overlay off against one with the slices under test.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rfc_shared.testing.helpers import last_json, run_python
+
+
+DUMP_TABLES = """
+import hashlib, json
+import torch
+from torch._dynamo import trace_rules, utils
+from torch._dynamo.variables import torch as torch_variables
+from torch._dynamo.variables.streams import _stream_fn_to_variable_cls
+from torch._dynamo.variables.user_defined import UserDefinedClassVariable
+
+def name(obj):
+    return f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', repr(obj))}"
+
+def names(objs):
+    return sorted(map(name, objs))
+
+rules = sorted(f"{name(k)}={v.__name__}" for k, v in trace_rules.get_torch_obj_rule_map().items())
+print(json.dumps({
+    "in_graph_classes": names(UserDefinedClassVariable._in_graph_classes()),
+    "stream_variable_classes": names(_stream_fn_to_variable_cls),
+    "handlers": names(torch_variables.TorchInGraphFunctionVariable._get_handlers()),
+    "trace_rules": [len(rules), hashlib.sha256("\\n".join(rules).encode()).hexdigest()],
+    "cuda_lookups": {
+        fn: trace_rules.lookup(getattr(torch.cuda, fn)).__name__
+        for fn in ("current_stream", "synchronize", "set_device", "get_device_properties")
+    },
+    "constant_fold": names(torch_variables.constant_fold_functions),
+    "constant_fold_need_guards": names(torch_variables.constant_fold_functions_need_guards),
+    "common_constant_types": names(utils.common_constant_types),
+}))
+"""
+
+
+def test_dynamo_tables_for_builtin_devices_are_stock() -> None:
+    slices = os.environ.get("TORCH_RFC_SLICES", "all")
+    stock = last_json(run_python(DUMP_TABLES, env={"TORCH_RFC_SLICES": "none"}))
+    overlaid = last_json(run_python(DUMP_TABLES, env={"TORCH_RFC_SLICES": slices}))
+    assert overlaid.keys() == stock.keys()
+    for table in stock:
+        assert overlaid[table] == stock[table], table

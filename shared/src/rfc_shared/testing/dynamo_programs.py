@@ -1,0 +1,123 @@
+"""The acc programs slice rfc2 makes traceable, and their graph-break counts.
+
+Each program is what a user writes around the device runtime: streams, events,
+synchronization, device queries, dtype tensor classes. The tests compile each
+one with ``fullgraph=True``; ``python -m rfc_shared.testing.dynamo_programs`` prints
+the graph breaks Dynamo counts for each one under the slices that
+``TORCH_RFC_SLICES`` selects, as one JSON object, so that stock torch and the
+slice can be compared side by side.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import torch
+
+
+def new_stream(x: torch.Tensor) -> torch.Tensor:
+    s = torch.acc.Stream()
+    with torch.acc.stream(s):
+        y = x + 1
+    return y
+
+
+def wait_stream(x: torch.Tensor) -> torch.Tensor:
+    s = torch.acc.Stream()
+    s.wait_stream(torch.acc.current_stream())
+    return x + 1
+
+
+def current_stream(x: torch.Tensor) -> torch.Tensor:
+    torch.acc.current_stream()
+    return x + 1
+
+
+def events(x: torch.Tensor) -> torch.Tensor:
+    event = torch.acc.Event()
+    event.record()
+    event.wait()
+    event.query()
+    return x + 1
+
+
+def synchronize(x: torch.Tensor) -> torch.Tensor:
+    torch.acc.synchronize()
+    return x + 1
+
+
+def device_properties(x: torch.Tensor) -> torch.Tensor:
+    return x + torch.acc.get_device_properties().multi_processor_count
+
+
+def current_device(x: torch.Tensor) -> torch.Tensor:
+    return x + torch.acc.current_device()
+
+
+def tensor_class(x: torch.Tensor) -> torch.Tensor:
+    return x + 1 if isinstance(x, torch.acc.FloatTensor) else x - 1
+
+
+PROGRAMS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    fn.__name__: fn
+    for fn in (
+        new_stream,
+        wait_stream,
+        current_stream,
+        events,
+        synchronize,
+        device_properties,
+        current_device,
+        tensor_class,
+    )
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    graph_breaks: int
+    matches_eager: bool
+
+
+def compile_and_count(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> Outcome:
+    """Compiles ``fn`` (graph breaks allowed), runs it on ``x`` and counts the
+    graph breaks Dynamo reported."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(fn, backend="eager")(x)
+    return Outcome(sum(counters["graph_break"].values()), torch.equal(compiled, fn(x)))
+
+
+def report() -> dict[str, dict[str, object]]:
+    """Every program's outcome on ``acc:0``."""
+    import warnings
+
+    import torch_acc  # noqa: F401
+    from torch_acc.registration import ensure_device_interface
+
+    ensure_device_interface()
+    x = torch.ones(4, device="acc")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Dynamo warns once per graph break
+        return {name: asdict(compile_and_count(fn, x)) for name, fn in PROGRAMS.items()}
+
+
+def report_in_fresh_interpreter(slices: str) -> dict[str, dict[str, object]]:
+    """:func:`report` in a fresh interpreter whose overlay serves ``slices``
+    (a ``TORCH_RFC_SLICES`` value; ``"none"`` is stock torch)."""
+    from .helpers import last_json, run_python
+
+    done = run_python(f"from {__name__} import main; main()", env={"TORCH_RFC_SLICES": slices})
+    return last_json(done)  # type: ignore[return-value]
+
+
+def main() -> None:
+    print(json.dumps(report()))
+
+
+if __name__ == "__main__":
+    main()
