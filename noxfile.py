@@ -98,7 +98,7 @@ def _prepare(session: nox.Session) -> str:
         _pip(session, "--upgrade", "pip")
     done = json.loads(stamps.read_text()) if stamps.exists() else {}
 
-    groups = nox.project.dependency_groups(PYPROJECT, "test", "docs", "lint", "build")
+    groups = nox.project.dependency_groups(PYPROJECT, "test", "docs", "lint", "build", "bench")
     wanted = _digest(TORCH, TRITON, groups)
     if done.get("requirements") != wanted:
         session.log("installing torch, triton and the tools (first run: a few minutes)")
@@ -327,7 +327,7 @@ def bench(session: nox.Session) -> None:
         "-m",
         "rfc_shared.bench",
         "--out",
-        str(GENERATED),
+        str(GENERATED / "bench"),
         *session.posargs,
         external=True,
         env=COMPILE_ENV,

@@ -1,4 +1,5 @@
-"""``python -m rfc_shared.bench``: run the benchmark cases, write JSON and Markdown."""
+"""``python -m rfc_shared.bench``: run the benchmark cases, write JSON, Markdown
+and a PNG plot."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .cases import CASES
+from .plot import render
 from .runner import BenchError, as_json, markdown, run
 
 
@@ -14,7 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rfc_shared.bench", description=__doc__)
     parser.add_argument("--cases", help=f"comma-separated, from: {', '.join(CASES)}")
     parser.add_argument("--rounds", type=int, default=5, help="A/B pairs per case")
-    parser.add_argument("--out", type=Path, help="folder for bench.json and bench.md")
+    parser.add_argument("--out", type=Path, help="folder for bench.json, bench.md, bench.png")
     args = parser.parse_args(argv)
     names = args.cases.split(",") if args.cases else list(CASES)
     unknown = [n for n in names if n not in CASES]
@@ -35,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "bench.json").write_text(as_json(report), encoding="utf-8")
         (args.out / "bench.md").write_text(table, encoding="utf-8")
+        render(report, args.out / "bench.png")
+        print(f"wrote {args.out}/bench.json, bench.md, bench.png", file=sys.stderr)
     return 0
 
 

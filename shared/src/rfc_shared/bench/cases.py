@@ -19,8 +19,11 @@ class Case:
     description: str
     a: Side
     b: Side
-    goal: str  # how median(A) / median(B) should compare, e.g. "<= 1.5"
+    goal: str  # how the ratio should compare, e.g. "<= 1.5"; "report" for none
     unit: str = "s"
+    # "time": the ratio is median(A) / median(B), lower is better for A.
+    # "speed": median(B) / median(A), A's speed relative to B's.
+    ratio: str = "time"
 
 
 def _per_call(setup: str, statement: str, number: int = 200_000) -> str:
@@ -37,6 +40,17 @@ IS_GPU = _per_call(
     "names = ('cuda', 'cpu', 'mps', 'xpu', 'meta', None)\n"
     "[is_gpu(n) for n in names]",
     "for n in names: is_gpu(n)",
+)
+GET_INTERFACE = _per_call(
+    "import torch\nfrom torch._dynamo.device_interface import get_interface_for_device\n"
+    "names = ('cuda', 'cpu', 'mps', 'xpu', 'mtia', 'tpu')\n"
+    "[get_interface_for_device(n) for n in names]",
+    "for n in names: get_interface_for_device(n)",
+)
+GET_GPU_TYPE = _per_call(
+    "import torch\nfrom torch._inductor.utils import get_gpu_type\nget_gpu_type()",
+    "get_gpu_type()",
+    number=1_000_000,
 )
 
 
@@ -56,6 +70,7 @@ EAGER_IMPORT = _import_time(
     "register_device_interface()"
 )
 TORCH_IMPORT = _import_time("import torch")
+INDUCTOR_IMPORT = _import_time("import torch._inductor.compile_fx")
 
 
 def _corpus_timing(device: str, measure: str, compiled: bool = True) -> str:
@@ -96,21 +111,50 @@ else:
 """
 
 
+STOCK = {"TORCH_RFC_SLICES": "none"}
 STACKED = {"TORCH_RFC_SLICES": "all", "TRITON_INTERPRET": "1"}
 # Compile times with every Inductor cache off: a warm cache would time a lookup.
-STACKED_COLD = {**STACKED, "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"}
+_COLD = {"TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"}
+STOCK_COLD = {**STOCK, **_COLD}
+STACKED_COLD = {**STACKED, **_COLD}
+# acc in host mode compiles to the same C++ kernels as cpu.
+STACKED_HOST = {**STACKED, "TORCH_ACC_MODE": "host"}
+
+
+def _lookup_case(name: str, what: str, code: str) -> Case:
+    return Case(
+        name,
+        f"{what} per call, stacked overlay vs stock torch",
+        Side("stacked", code, {"TORCH_RFC_SLICES": "all"}),
+        Side("stock", code, STOCK),
+        goal="<= 1.5",
+    )
+
 
 CASES: dict[str, Case] = {
     case.name: case
     for case in (
         Case(
-            "is_gpu",
-            "is_gpu() per call over six device names: registry-derived (rfc1) vs the stock "
-            "list membership",
-            Side("rfc1", IS_GPU, {"TORCH_RFC_SLICES": "rfc1"}),
-            Side("stock", IS_GPU, {"TORCH_RFC_SLICES": "none"}),
-            goal="<= 1.5",
+            "overlay_import",
+            "import torch._inductor.compile_fx in a fresh interpreter: every module the "
+            "slices patch served by the overlay (stacked) vs stock torch",
+            Side("stacked", INDUCTOR_IMPORT, {"TORCH_RFC_SLICES": "all"}),
+            Side("stock", INDUCTOR_IMPORT, STOCK),
+            goal="<= 1.10",
         ),
+        Case(
+            "corpus_compile_cpu",
+            "compile time of the corpus on cpu (first call of every case, caches off, one "
+            "thread): stacked overlay vs stock torch",
+            Side("stacked", _corpus_timing("cpu", "compile"), STACKED_COLD),
+            Side("stock", _corpus_timing("cpu", "compile"), STOCK_COLD),
+            goal="<= 1.02",
+        ),
+        _lookup_case("is_gpu", "is_gpu() over six device names", IS_GPU),
+        _lookup_case(
+            "get_interface_for_device", "get_interface_for_device() over six names", GET_INTERFACE
+        ),
+        _lookup_case("get_gpu_type", "get_gpu_type()", GET_GPU_TYPE),
         Case(
             "backend_import",
             "import torch, torch_acc: the interface found lazily by convention (lazy_reg) vs "
@@ -129,8 +173,17 @@ CASES: dict[str, Case] = {
         ),
         Case(
             "corpus_runtime_acc_vs_cpu",
-            "one pass over the compiled corpus: acc (Triton kernels in the interpreter) vs cpu "
-            "(C++ kernels), stacked, one thread",
+            "one pass over the compiled corpus, stacked, one thread: acc in host mode vs cpu, "
+            "the same C++ kernels on the same memory; the ratio is acc's speed relative to cpu",
+            Side("acc", _corpus_timing("acc", "run"), STACKED_HOST),
+            Side("cpu", _corpus_timing("cpu", "run"), STACKED),
+            goal=">= 0.98",
+            ratio="speed",
+        ),
+        Case(
+            "corpus_runtime_acc_triton_vs_cpu",
+            "one pass over the compiled corpus, stacked, one thread: acc in GPU-class mode "
+            "(Triton kernels run by Triton's interpreter) vs cpu (C++ kernels)",
             Side("acc", _corpus_timing("acc", "run"), STACKED),
             Side("cpu", _corpus_timing("cpu", "run"), STACKED),
             goal="report",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import platform
@@ -54,11 +55,14 @@ def run_case(
         a.samples.append(measure(case.a))
         b.samples.append(measure(case.b))
     ratio = a.stats["median"] / b.stats["median"]
+    if case.ratio == "speed":
+        ratio = 1 / ratio
     return {
         "case": case.name,
         "description": case.description,
         "unit": case.unit,
         "goal": case.goal,
+        "ratio_kind": case.ratio,
         "ratio": ratio,
         "met": _met(ratio, case.goal),
         "a": {"label": a.label, **a.stats, "samples": a.samples},
@@ -78,8 +82,9 @@ def _met(ratio: float, goal: str) -> bool | None:
 def machine() -> dict[str, Any]:
     return {
         "python": platform.python_version(),
+        "torch": importlib.metadata.version("torch"),
         "cpus": os.cpu_count(),
-        "threads": os.environ.get("OMP_NUM_THREADS", "default"),
+        "threads": "corpus cases set torch.set_num_threads(1); the others run one thread",
     }
 
 
@@ -91,15 +96,16 @@ def run(
 
 def markdown(report: dict[str, Any]) -> str:
     rows = [
-        "| case | A | B | A median | B median | A/B (median) | goal | met |",
+        "| case | A | B | A median | B median | ratio | goal | met |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for r in report["results"]:
         met = {True: "yes", False: "no", None: "report"}[r["met"]]
+        kind = "B/A" if r.get("ratio_kind") == "speed" else "A/B"
         rows.append(
             f"| {r['case']} | {r['a']['label']} | {r['b']['label']} | "
             f"{_fmt(r['a']['median'], r['unit'])} | {_fmt(r['b']['median'], r['unit'])} | "
-            f"{r['ratio']:.3f} | {r['goal']} | {met} |"
+            f"{r['ratio']:.3f} ({kind}) | {r['goal']} | {met} |"
         )
     rows += ["", "min / median / max of each side:", ""]
     for r in report["results"]:
