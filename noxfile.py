@@ -53,6 +53,8 @@ nox.options.sessions = [
     "docs",
 ]
 GENERATED = ROOT / "docs" / "_generated"
+# Tests of the slices together (bad inputs, faults, invariance); run stacked.
+RELIABILITY = ROOT / "tests" / "reliability"
 # acc's Triton kernels run in Triton's interpreter on machines without a GPU.
 COMPILE_ENV = {"TRITON_INTERPRET": "1"}
 
@@ -256,10 +258,10 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def stacked(session: nox.Session) -> None:
-    """All slices applied together: every test suite."""
+    """All slices applied together: every test suite, then the reliability suite."""
     py = _prepare(session)
     _check_overlay(session, py, "all", list(SLICES))
-    _pytest(session, py, *_test_dirs(list(SLICES)), slices="all")
+    _pytest(session, py, *_test_dirs(list(SLICES)), str(RELIABILITY), slices="all")
 
 
 @nox.session
@@ -298,6 +300,8 @@ def docs(session: nox.Session) -> None:
     py = _prepare(session)
     if not (GENERATED / "conformance.md").exists():
         _conformance_matrix(session, py)
+    if not (GENERATED / "bad_inputs.md").exists():  # written by the bad-input tests
+        _pytest(session, py, "-q", str(RELIABILITY / "test_bad_inputs.py"), slices="all")
     env = {**COMPILE_ENV, "TORCH_RFC_SLICES": "all"}
     for builder in ("doctest", "html"):
         session.run(

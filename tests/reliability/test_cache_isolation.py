@@ -1,0 +1,76 @@
+"""Stock torch, each slice alone and the stack never read each other's compiled
+artifacts.
+
+Inductor's cache keys hash torch's files on disk, which the overlay leaves as
+they are, so only the cache directory keeps the overlays apart. The proof
+plants a stale artifact: after each column compiles a function, every
+generated module in that column's cache is rewritten to return a wrong
+answer. A column that reads another column's cache gets the wrong answer;
+rerunning each column at the end shows that the planted artifacts are real
+(each column does read its own).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from rfc_shared.testing.helpers import last_json, run_python
+
+
+COLUMNS = ["none", "shared", "rfc1", "rfc2", "rfc3", "lazy_reg", "backend_feature", "all"]
+
+COMPILE = """
+import json, torch
+from torch._inductor.runtime.cache_dir_utils import cache_dir
+out = torch.compile(lambda x: x * 2 + 1)(torch.arange(4.0))
+print(json.dumps([cache_dir(), out.tolist()]))
+"""
+
+PLANT = """
+
+_planted_call = call
+
+
+def call(args):  # planted: a stale artifact with a wrong answer
+    result = _planted_call(args)
+    result[0].fill_(-7.0)
+    return result
+"""
+
+RIGHT = [1.0, 3.0, 5.0, 7.0]
+PLANTED = [-7.0] * 4
+
+
+def _compile(column: str, tmp: Path) -> tuple[str, list[float]]:
+    env = {
+        "TORCH_RFC_SLICES": column,
+        "TMPDIR": str(tmp),  # every default cache directory lives under it
+        "TORCHINDUCTOR_CACHE_DIR": None,
+        "TRITON_CACHE_DIR": None,
+    }
+    cache, out = last_json(run_python(COMPILE, env=env))
+    return cache, out
+
+
+def _plant(cache: str) -> int:
+    planted = 0
+    for path in Path(cache).rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if "def call(" in text and "planted" not in text:
+            path.write_text(text + PLANT, encoding="utf-8")
+            planted += 1
+    return planted
+
+
+def test_a_stale_artifact_of_one_column_is_never_read_by_another(tmp_path: Path) -> None:
+    caches: dict[str, str] = {}
+    for column in COLUMNS:
+        cache, out = _compile(column, tmp_path)
+        assert out == RIGHT, f"{column} read a planted artifact of {list(caches)}"
+        assert cache not in caches.values(), f"{column} shares a cache directory"
+        assert os.path.commonpath([cache, str(tmp_path)]) == str(tmp_path)
+        caches[column] = cache
+        assert _plant(cache) >= 1, f"nothing generated in {cache}"
+    for column in COLUMNS:  # the plants work: each column reads its own cache
+        assert _compile(column, tmp_path)[1] == PLANTED, column
