@@ -226,6 +226,24 @@ def test_gpu_mode_code_uses_guards_and_the_fast_allocator() -> None:
     assert "empty_strided_acc(" in code and "torch.acc._DeviceGuard(1)" in code
 
 
+def test_host_mode_code_passes_the_device_index_to_the_fast_allocator() -> None:
+    done = run_python(
+        """
+        import json, torch, torch_acc
+        from torch._inductor.utils import run_and_get_code
+        x = torch.randn(8, 8, device="acc:1")
+        out, (code, *_) = run_and_get_code(torch.compile(lambda t: (t @ t).relu()), x)
+        print(json.dumps([str(out.device), [l.strip() for l in code.splitlines()
+                                            if "= empty_strided" in l]]))
+        """,
+        env={"TORCH_ACC_MODE": "host"},
+    )
+    device, allocations = last_json(done)
+    # No device guard in host mode, so the allocator is told the index.
+    assert device == "acc:1"
+    assert allocations == ["buf0 = empty_strided_acc((8, 8), (8, 1), torch.float32, 1)"]
+
+
 @pytest.mark.parametrize("case", CORPUS, ids=lambda c: c.name)
 def test_the_corpus_compiles_on_acc_in_gpu_mode(case) -> None:
     torch._dynamo.reset()

@@ -10,14 +10,18 @@
 #include <ATen/core/stack.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <mutex>
-#include <unordered_map>
+#include <vector>
 
 namespace torch_acc {
 namespace {
 
 bool is_generator_argument(const c10::Argument& argument) {
-  return argument.type()->isSubtypeOf(*c10::OptionalType::create(c10::GeneratorType::get()));
+  // Built once: creating the type allocates, and this runs for every argument of every call.
+  static const c10::TypePtr optional_generator =
+      c10::OptionalType::create(c10::GeneratorType::get());
+  return argument.type()->isSubtypeOf(*optional_generator);
 }
 
 bool is_written(const c10::Argument& argument) {
@@ -114,7 +118,7 @@ class FallbackCall {
     }
     note_device(t.device());
     at::Tensor cpu = cpu_alias(t);
-    by_alias_.emplace(cpu.storage().unsafeGetStorageImpl(), t);
+    by_alias_.emplace_back(cpu.storage().unsafeGetStorageImpl(), t);
     if (written) {
       written_.emplace_back(t, cpu);
     }
@@ -152,7 +156,10 @@ class FallbackCall {
         return acc;  // an in-place or out= operator returning its argument
       }
     }
-    auto it = by_alias_.find(t.storage().unsafeGetStorageImpl());
+    const c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
+    auto it = std::find_if(by_alias_.begin(), by_alias_.end(), [&](const auto& entry) {
+      return entry.first == storage;
+    });
     if (it != by_alias_.end() && t.storage().data() == it->second.storage().data()) {
       // A view of an input: the same acc storage, with the view's layout.
       auto view = at::detail::make_tensor<c10::TensorImpl>(
@@ -168,7 +175,8 @@ class FallbackCall {
 
   const c10::FunctionSchema& schema_;
   std::optional<c10::Device> device_;
-  std::unordered_map<const c10::StorageImpl*, at::Tensor> by_alias_;
+  // A handful of arguments: a vector beats a hash map.
+  std::vector<std::pair<const c10::StorageImpl*, at::Tensor>> by_alias_;
   std::vector<std::pair<at::Tensor, at::Tensor>> written_;
   std::vector<std::pair<at::Generator, at::Generator>> generators_;
   std::vector<std::unique_lock<std::mutex>> locks_;

@@ -40,17 +40,39 @@ PYBIND11_MODULE(_C, m) {
     return static_cast<int64_t>(previous);
   });
   // The fast allocator of generated code: on the current device, as
-  // torch._C._dynamo.guards._empty_strided_cuda is.
+  // torch._C._dynamo.guards._empty_strided_cuda is, or on device `index`
+  // where generated code has no device guard (host mode).
   m.def(
       "_empty_strided",
-      [](std::vector<int64_t> size, std::vector<int64_t> stride, c10::ScalarType dtype) {
+      [](std::vector<int64_t> size,
+         std::vector<int64_t> stride,
+         c10::ScalarType dtype,
+         std::optional<int64_t> index) {
+        // Restores the current device even when allocation throws.
+        struct DeviceSwitch {
+          c10::DeviceIndex previous = current_device();
+          bool switched = false;
+          ~DeviceSwitch() {
+            if (switched) {
+              set_device(previous);
+            }
+          }
+        } device_switch;
+        if (index.has_value() && *index != device_switch.previous) {
+          set_device(checked(*index));
+          device_switch.switched = true;
+        }
         return at::Tensor(at::detail::empty_strided_generic(
             size,
             stride,
             allocator(),
             c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
             dtype));
-      });
+      },
+      py::arg("size"),
+      py::arg("stride"),
+      py::arg("dtype"),
+      py::arg("index") = py::none());
   m.def("_memory_allocated", [](int64_t index) { return memory_allocated(checked(index)); });
   m.def("_raw_stream", [](int64_t index) { return raw_stream(checked(index)); });
   // torch.Event.elapsed_time only accepts torch.Event itself, not subclasses.

@@ -4,12 +4,13 @@ and a PNG plot."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from .cases import CASES
 from .plot import render
-from .runner import BenchError, as_json, markdown, run
+from .runner import BenchError, as_json, markdown, merge, run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -17,11 +18,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", help=f"comma-separated, from: {', '.join(CASES)}")
     parser.add_argument("--rounds", type=int, default=5, help="A/B pairs per case")
     parser.add_argument("--out", type=Path, help="folder for bench.json, bench.md, bench.png")
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="replace only the cases run in an existing --out/bench.json, keep the others",
+    )
     args = parser.parse_args(argv)
     names = args.cases.split(",") if args.cases else list(CASES)
     unknown = [n for n in names if n not in CASES]
     if unknown:
         parser.error(f"unknown case(s): {', '.join(unknown)}")
+    previous = args.out / "bench.json" if args.out else None
+    if args.update and (previous is None or not previous.exists()):
+        parser.error("--update needs an existing bench.json in --out")
     try:
         report = run(
             [CASES[n] for n in names],
@@ -31,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     except BenchError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    if args.update:
+        report = merge(json.loads(previous.read_text(encoding="utf-8")), report)
     table = markdown(report)
     print(table)
     if args.out:

@@ -64,19 +64,30 @@ def run_case(
         "goal": case.goal,
         "ratio_kind": case.ratio,
         "ratio": ratio,
-        "met": _met(ratio, case.goal),
+        "met": _met(ratio, a.stats["median"], case.goal),
         "a": {"label": a.label, **a.stats, "samples": a.samples},
         "b": {"label": b.label, **b.stats, "samples": b.samples},
     }
 
 
-def _met(ratio: float, goal: str) -> bool | None:
+def _met(ratio: float, a_median: float, goal: str) -> bool | None:
+    value = ratio
+    if goal.startswith("A "):
+        value, goal = a_median, goal[2:]
     op, _, bound = goal.partition(" ")
     try:
         limit = float(bound)
     except ValueError:
         return None
-    return {"<=": ratio <= limit, ">=": ratio >= limit}.get(op)
+    return {"<=": value <= limit, ">=": value >= limit, "<": value < limit}.get(op)
+
+
+def merge(previous: dict[str, Any], report: dict[str, Any]) -> dict[str, Any]:
+    """``previous`` with the cases ``report`` ran replaced (in place in the
+    order) or appended; the machine is ``report``'s."""
+    fresh = {r["case"]: r for r in report["results"]}
+    results = [fresh.pop(r["case"], r) for r in previous["results"]]
+    return {"machine": report["machine"], "results": results + list(fresh.values())}
 
 
 def machine() -> dict[str, Any]:
