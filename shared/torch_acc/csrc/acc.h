@@ -30,5 +30,8 @@ const at::Generator& default_generator(c10::DeviceIndex index);
 // Aliasing between acc and CPU tensors (alias.cpp).
 at::Tensor cpu_alias(const at::Tensor& acc);
 at::Tensor adopt_as_acc(const at::Tensor& cpu, c10::Device device);
+// After a CPU kernel wrote through `cpu` (an alias of `acc`): follow a resize
+// into new memory, or new sizes and strides.
+void sync_from_cpu_alias(const at::Tensor& acc, const at::Tensor& cpu);
 
 } // namespace torch_acc

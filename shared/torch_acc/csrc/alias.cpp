@@ -43,4 +43,16 @@ at::Tensor adopt_as_acc(const at::Tensor& cpu, c10::Device device) {
       borrow(cpu.storage(), device, allocator()), c10::DispatchKey::PrivateUse1, cpu);
 }
 
+void sync_from_cpu_alias(const at::Tensor& acc, const at::Tensor& cpu) {
+  auto* acc_impl = acc.unsafeGetTensorImpl();
+  if (cpu.storage().data() != acc.storage().data() ||
+      cpu.storage().nbytes() != acc.storage().nbytes()) {
+    acc_impl->set_storage_keep_dtype(adopt_as_acc(cpu, acc.device()).storage());
+  }
+  if (cpu.sizes() != acc.sizes() || cpu.strides() != acc.strides() ||
+      cpu.storage_offset() != acc.storage_offset()) {
+    acc_impl->set_sizes_and_strides(cpu.sizes(), cpu.strides(), cpu.storage_offset());
+  }
+}
+
 } // namespace torch_acc

@@ -81,7 +81,7 @@ class FallbackCall {
       acc.set_state(cpu.get_state());
     }
     for (auto& [acc, cpu] : written_) {
-      sync_written(acc, cpu);
+      sync_from_cpu_alias(acc, cpu);
     }
     const size_t returns = schema_.returns().size();
     const size_t begin = stack->size() - returns;
@@ -131,20 +131,6 @@ class FallbackCall {
     cpu.set_state(acc.get_state());
     generators_.emplace_back(acc, cpu);
     return cpu;
-  }
-
-  // The CPU kernel of an in-place or out= operator may have resized its
-  // argument into new memory, or changed its sizes and strides.
-  void sync_written(const at::Tensor& acc, const at::Tensor& cpu) {
-    auto* acc_impl = acc.unsafeGetTensorImpl();
-    if (cpu.storage().data() != acc.storage().data() ||
-        cpu.storage().nbytes() != acc.storage().nbytes()) {
-      acc_impl->set_storage_keep_dtype(adopt_as_acc(cpu, acc.device()).storage());
-    }
-    if (cpu.sizes() != acc.sizes() || cpu.strides() != acc.strides() ||
-        cpu.storage_offset() != acc.storage_offset()) {
-      acc_impl->set_sizes_and_strides(cpu.sizes(), cpu.strides(), cpu.storage_offset());
-    }
   }
 
   at::Tensor to_acc(const at::Tensor& t) {

@@ -56,6 +56,29 @@ def test_out_arguments_that_need_resizing_follow_the_cpu_kernel() -> None:
     torch.testing.assert_close(out.cpu(), 2 * a.cpu())
 
 
+@pytest.mark.parametrize(
+    ("op", "shapes"),
+    [
+        (torch.mm, [(3, 4), (4, 5)]),
+        (torch.addmm, [(5,), (3, 4), (4, 5)]),
+        (torch.bmm, [(2, 3, 4), (2, 4, 5)]),
+        (torch.baddbmm, [(2, 3, 5), (2, 3, 4), (2, 4, 5)]),
+    ],
+    ids=lambda v: getattr(v, "__name__", ""),
+)
+def test_matrix_product_kernels_write_out_arguments_and_resize_them(op, shapes) -> None:
+    cpu = [torch.randn(shape) for shape in shapes]
+    acc = [t.to("acc") for t in cpu]
+    want = op(*cpu)
+    exact = torch.empty(want.shape, device="acc")
+    empty = torch.empty(0, device="acc:1")  # resized into new memory, on its own device
+    assert op(*acc, out=exact) is exact
+    op(*acc, out=empty)
+    for out in (exact, empty):
+        torch.testing.assert_close(out.cpu(), want)
+    assert empty.device == torch.device("acc", 1) and empty.shape == want.shape
+
+
 def test_copies_storage_and_resize() -> None:
     x = torch.randn(5)
     a = x.to("acc:1")

@@ -46,7 +46,9 @@ def render(report: dict[str, Any], path: Path) -> None:
     ax.set_xlabel("median ratio (log scale); black tick: goal; green met, red missed, gray report")
     low, high = min(ratios + [1.0]) / 2, max(ratios + [1.0]) * 4
     ax.set_xlim(low, high)
-    ticks = (0.01, 0.03, 0.1, 0.3, 0.5, 1, 2, 3, 10, 30, 100, 300, 1000, 3000)
+    ticks = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000, 3000)
+    if high / low < 20:  # a narrow range: finer ticks
+        ticks = (0.5, 0.8, 0.9, 1, 1.1, 1.25, 1.5, 2, 3)
     ax.set_xticks([t for t in ticks if low <= t <= high])
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

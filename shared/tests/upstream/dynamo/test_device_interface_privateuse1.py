@@ -78,6 +78,9 @@ class TestPrivateUse1DeviceInterface(TestCase):
             get_interface_for_device(torch.device(self.backend, 1)), _FakeInterface
         )
         self.assertIs(get_interface_for_device(f"{self.backend}:5"), _FakeInterface)
+        # Built-in names keep their exact entries.
+        with self.assertRaises(NotImplementedError):
+            get_interface_for_device("cpu:3")
         self.assertEqual(
             get_interface_for_device__PrivateUse1(), [(self.backend, _FakeInterface)]
         )
