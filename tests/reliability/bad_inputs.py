@@ -32,6 +32,10 @@ from rfc_shared.slices import BaseMismatchError, SliceError, parse_selection
 
 @dataclass(frozen=True)
 class Mistake:
+    """One row: ``act()`` makes the mistake at ``entry``; it must raise
+    ``expect``, or for a Warning warn it exactly once, with a message that
+    ``match`` (a regular expression) finds."""
+
     entry: str
     mistake: str
     act: Callable[[], object]

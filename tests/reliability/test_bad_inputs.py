@@ -4,6 +4,7 @@ tables and the overlay exactly as they were."""
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
 from collections.abc import Iterator
@@ -81,7 +82,7 @@ def test_mistake_is_answered_and_changes_nothing(index: int) -> None:
                 mistake.act()
             first = info.value.args[0] if info.value.args else None
             message = first if isinstance(first, str) else str(info.value)
-    assert __import__("re").search(mistake.match, message), message
+    assert re.search(mistake.match, message), message
     after = observable_state()
     changed = [key for key in before if before[key] != after[key]]
     assert not changed, f"changed: {changed}"
