@@ -4,7 +4,6 @@ graph, with no registration beyond acc's DeviceInterface."""
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
 
 import pytest
 import torch
@@ -13,6 +12,7 @@ from rfc_shared.conformance.harness import register, variant
 from rfc_shared.testing.dynamo_programs import (
     PROGRAMS,
     compile_and_count,
+    fullgraph_graphs,
     report_in_fresh_interpreter,
 )
 
@@ -26,19 +26,6 @@ def x(privateuse1_backend: str) -> torch.Tensor:
 
     ensure_device_interface()
     return torch.ones(4, device="acc")
-
-
-def graphs_of(fn: Callable[..., torch.Tensor], *args: torch.Tensor) -> list[torch.fx.GraphModule]:
-    """The FX graphs Dynamo captures for ``fn`` with ``fullgraph=True``."""
-    graphs: list[torch.fx.GraphModule] = []
-
-    def capture(gm: torch.fx.GraphModule, example_inputs: object) -> Callable[..., object]:
-        graphs.append(gm)
-        return gm.forward
-
-    torch._dynamo.reset()
-    torch.compile(fn, backend=capture, fullgraph=True)(*args)
-    return graphs
 
 
 def calls_in(graphs: list[torch.fx.GraphModule], *targets: object) -> list[object]:
@@ -85,11 +72,11 @@ def test_current_device_is_folded_and_guarded(x: torch.Tensor) -> None:
     finally:
         torch.acc.set_device(0)
     assert counter.frame_count == 2
-    assert not calls_in(graphs_of(fn, x), torch.acc.current_device)
+    assert not calls_in(fullgraph_graphs(fn, x), torch.acc.current_device)
 
 
 def test_device_properties_fold_to_constants(x: torch.Tensor) -> None:
-    graphs = graphs_of(PROGRAMS["device_properties"], x)
+    graphs = fullgraph_graphs(PROGRAMS["device_properties"], x)
     assert not calls_in(graphs, torch.acc.get_device_properties)
     from torch._dynamo.utils import common_constant_types
 
@@ -127,11 +114,11 @@ def test_register_device_trace_rules(x: torch.Tensor) -> None:
     def fn(t: torch.Tensor) -> torch.Tensor:
         return t + backend_runtime_query()
 
-    assert graphs_of(fn, x)  # traced into: a plain Python function
+    assert fullgraph_graphs(fn, x)  # traced into: a plain Python function
     register_device_trace_rules({backend_runtime_query: SkipFunctionVariable})
     register_device_trace_rules({backend_runtime_query: SkipFunctionVariable})  # same: no-op
     with pytest.raises(torch._dynamo.exc.Unsupported):
-        graphs_of(fn, x)
+        fullgraph_graphs(fn, x)
 
 
 def test_register_device_trace_rules_rejects_bad_rules_and_changes_nothing(

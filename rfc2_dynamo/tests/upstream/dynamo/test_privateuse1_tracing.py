@@ -142,7 +142,8 @@ class TestPrivateUse1Tracing(TestCase):
         common_constant_types.discard(_FakeProperties)
         self.assertNotIn(_FakeProperties, common_constant_types)
         try:
-            self._register(_FakeInterface)
+            # A class of its own: an interface's properties are read once.
+            self._register(type("Fresh", (_FakeInterface,), {}))
             self.assertIn(_FakeProperties, common_constant_types)
         finally:
             common_constant_types.discard(_FakeProperties)
