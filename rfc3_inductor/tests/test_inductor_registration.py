@@ -4,7 +4,6 @@ contracts, and the wrapper decisions, all through registration only."""
 from __future__ import annotations
 
 import json
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -12,7 +11,7 @@ import torch
 
 from rfc_shared.conformance.harness import register, variant
 from rfc_shared.testing.corpus import CORPUS, assert_same, run
-from rfc_shared.testing.helpers import last_json, run_python
+from rfc_shared.testing.helpers import last_json, run_python, write_distribution
 
 
 pytestmark = pytest.mark.slice("rfc3")
@@ -51,9 +50,12 @@ def test_acc_is_discovered_through_its_entry_point_alone() -> None:
 
 
 def test_a_failing_plugin_is_a_warning_and_registers_nothing(tmp_path: Path) -> None:
-    (tmp_path / "broken_backend.py").write_text(
-        textwrap.dedent(
-            """
+    write_distribution(
+        tmp_path,
+        "broken-backend",
+        "[torch_inductor_backends]\nbrokendev = broken_backend:register\n",
+        {
+            "broken_backend.py": """
             from torch._inductor.codegen.common import register_device_op_overrides
             from torch._inductor.codegen.cpu_device_op_overrides import CpuDeviceOpOverrides
 
@@ -61,13 +63,7 @@ def test_a_failing_plugin_is_a_warning_and_registers_nothing(tmp_path: Path) -> 
                 register_device_op_overrides("brokendev", CpuDeviceOpOverrides())
                 raise RuntimeError("driver missing")
             """
-        )
-    )
-    info = tmp_path / "broken_backend-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-backend\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[torch_inductor_backends]\nbrokendev = broken_backend:register\n"
+        },
     )
     done = run_python(
         """

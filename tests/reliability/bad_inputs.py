@@ -25,7 +25,7 @@ from pathlib import Path
 import torch
 
 from rfc_shared.base import TORCH_2_13_0, TorchBase
-from rfc_shared.conformance.harness import variant
+from rfc_shared.conformance.harness import isolated, register, variant
 from rfc_shared.overlay import OverlayError, PatchApplyError
 from rfc_shared.slices import BaseMismatchError, SliceError, parse_selection
 
@@ -97,18 +97,9 @@ def _cache_system_info(info: object) -> None:
 @contextlib.contextmanager
 def _acc_replaced_by(interface: type) -> Iterator[None]:
     """acc registered with ``interface`` for the block, then as before."""
-    from rfc_shared.conformance.harness import register
-
-    registry = _registry()
-    saved = {k: v for k, v in registry.device_interfaces.items() if k.split(":")[0] == "acc"}
-    register(interface)
-    try:
+    with isolated():
+        register(interface)
         yield
-    finally:
-        for key in [k for k in registry.device_interfaces if k.split(":")[0] == "acc"]:
-            del registry.device_interfaces[key]
-        registry.device_interfaces.update(saved)
-        registry._invalidate_registry_caches()
 
 
 class _RaisingLoader(importlib.abc.Loader):

@@ -3,7 +3,6 @@ with a clear message, nothing is half-registered, and a retry works."""
 
 from __future__ import annotations
 
-import textwrap
 import warnings
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 import torch
 
 from rfc_shared.conformance.harness import register, variant
-from rfc_shared.testing.helpers import last_json, run_python
+from rfc_shared.testing.helpers import last_json, run_python, write_distribution
 
 
 @pytest.fixture
@@ -32,9 +31,12 @@ def _drop_acc(registry) -> None:
 
 
 def test_a_plugin_that_raises_at_load_is_skipped_and_compile_goes_on(tmp_path: Path) -> None:
-    (tmp_path / "flaky_backend.py").write_text(
-        textwrap.dedent(
-            """
+    write_distribution(
+        tmp_path,
+        "flaky-backend",
+        "[torch_inductor_backends]\nflakydev = flaky_backend:register\n",
+        {
+            "flaky_backend.py": """
             from torch._inductor.codegen.common import register_device_op_overrides
             from torch._inductor.codegen.cpu_device_op_overrides import CpuDeviceOpOverrides
 
@@ -42,13 +44,7 @@ def test_a_plugin_that_raises_at_load_is_skipped_and_compile_goes_on(tmp_path: P
                 register_device_op_overrides("flakydev", CpuDeviceOpOverrides())
                 raise OSError("libflaky.so: cannot open shared object file")
             """
-        )
-    )
-    info = tmp_path / "flaky_backend-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: flaky-backend\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text(
-        "[torch_inductor_backends]\nflakydev = flaky_backend:register\n"
+        },
     )
     done = run_python(
         """

@@ -235,21 +235,11 @@ def _tensor_classes() -> str:
     return "dynamo_tensor_classes are in-graph classes"
 
 
-def _fullgraph(fn: Callable[..., torch.Tensor], *args: torch.Tensor) -> list[torch.fx.GraphModule]:
-    graphs: list[torch.fx.GraphModule] = []
-
-    def capture(gm: torch.fx.GraphModule, example_inputs: object) -> Callable[..., object]:
-        graphs.append(gm)
-        return gm.forward
-
-    torch._dynamo.reset()
-    torch.compile(fn, backend=capture, fullgraph=True)(*args)
-    return graphs
-
-
 def _traced(fn: Callable[..., torch.Tensor], what: str) -> list[torch.fx.GraphModule]:
     try:
-        return _fullgraph(fn, torch.ones(2, device=subject().device))
+        from rfc_shared.testing.dynamo_programs import fullgraph_graphs
+
+        return fullgraph_graphs(fn, torch.ones(2, device=subject().device))
     except Exception as e:
         message = str(e).strip().splitlines()[0][:160]
         raise ProbeFailure(f"{what}: {type(e).__name__}: {message}") from e

@@ -75,6 +75,22 @@ PROGRAMS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
+def fullgraph_graphs(
+    fn: Callable[..., torch.Tensor], *args: torch.Tensor
+) -> list[torch.fx.GraphModule]:
+    """The FX graphs Dynamo captures for ``fn(*args)`` with ``fullgraph=True``
+    (a graph break raises)."""
+    graphs: list[torch.fx.GraphModule] = []
+
+    def capture(gm: torch.fx.GraphModule, example_inputs: object) -> Callable[..., object]:
+        graphs.append(gm)
+        return gm.forward
+
+    torch._dynamo.reset()
+    torch.compile(fn, backend=capture, fullgraph=True)(*args)
+    return graphs
+
+
 @dataclass(frozen=True)
 class Outcome:
     graph_breaks: int

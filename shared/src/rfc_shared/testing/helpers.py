@@ -52,6 +52,20 @@ def write_slice(
     return Slice(name, "unused", (base,), requires, f"test slice {name}", "0.0.1", root / name)
 
 
+def write_distribution(site: Path, name: str, entry_points: str, modules: dict[str, str]) -> None:
+    """An installed distribution in ``site`` (a folder to put on PYTHONPATH):
+    ``modules`` (file name to source) and a dist-info declaring
+    ``entry_points`` (the text of an ``entry_points.txt``)."""
+    for filename, source in modules.items():
+        (site / filename).write_text(textwrap.dedent(source), encoding="utf-8")
+    info = site / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8"
+    )
+    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+
+
 def pristine(path: str) -> str:
     return (torch_package_dir().parent / path).read_text(encoding="utf-8")
 
