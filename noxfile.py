@@ -338,31 +338,44 @@ def bench(session: nox.Session) -> None:
     )
 
 
-def _slice_arg(session: nox.Session) -> str:
-    if len(session.posargs) != 1 or session.posargs[0] not in SLICES:
-        session.error(f"name one slice: nox -s {session.name} -- {{{','.join(SLICES)}}}")
-    return session.posargs[0]
+def _slice_args(session: nox.Session) -> list[str]:
+    """The slice named first, then options passed through (``--base 2.11.0``)."""
+    if not session.posargs or session.posargs[0] not in SLICES:
+        session.error(
+            f"name one slice: nox -s {session.name} -- {{{','.join(SLICES)}}} [--base VERSION]"
+        )
+    return list(session.posargs)
 
 
 @nox.session(default=False)
 def export(session: nox.Session) -> None:
     """Write a slice as a git-am-able series plus its upstream tests (nox -s export -- rfc2)."""
     py = _prepare(session)
-    session.run(py, "-m", "rfc_shared", "export", _slice_arg(session), external=True)
+    session.run(py, "-m", "rfc_shared", "export", *_slice_args(session), external=True)
 
 
 @nox.session(default=False)
 def workspace(session: nox.Session) -> None:
-    """Make a git work tree to author a slice in (nox -s workspace -- rfc2)."""
+    """Make a git work tree to author a slice in (nox -s workspace -- rfc2), or to
+    port it to another torch base (nox -s workspace -- rfc2 --base 2.11.0)."""
     py = _prepare(session)
-    session.run(py, "-m", "rfc_shared", "workspace", _slice_arg(session), external=True)
+    session.run(py, "-m", "rfc_shared", "workspace", *_slice_args(session), external=True)
 
 
 @nox.session(default=False)
 def refresh(session: nox.Session) -> None:
-    """Regenerate a slice's series from its workspace (nox -s refresh -- rfc2)."""
+    """Regenerate a slice's series from its workspace (nox -s refresh -- rfc2 [--base V])."""
     py = _prepare(session)
-    session.run(py, "-m", "rfc_shared", "refresh", _slice_arg(session), external=True)
+    session.run(py, "-m", "rfc_shared", "refresh", *_slice_args(session), external=True)
+
+
+@nox.session(default=False)
+def series(session: nox.Session) -> None:
+    """Check that every slice's series applies to its base, alone and stacked.
+    Not in the default run: other bases' sources come from their wheels
+    (hundreds of MB, downloaded once)."""
+    py = _prepare(session)
+    session.run(py, "-m", "rfc_shared", "check-series", external=True)
 
 
 if __name__ == "__main__":

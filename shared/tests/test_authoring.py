@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from rfc_shared import authoring
-from rfc_shared.base import TORCH_2_13_0
+from rfc_shared import base as base_module
+from rfc_shared.base import TORCH_2_13_0, TorchBase, torch_package_dir
+from rfc_shared.overlay import Overlay
 from rfc_shared.slices import discover_slices
 
 
@@ -81,3 +83,73 @@ def test_materialize_writes_the_patched_tree(tmp_path: Path) -> None:
     shared = discover_slices()["shared"]
     assert shared.version == "0.1.0"
     assert (out / "torch" / "_dynamo" / "utils.py").is_file()
+
+
+OTHER = TorchBase("9.9.9", "f" * 40)
+
+
+@pytest.fixture
+def other_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A second known base whose cached pristine sources are the installed
+    torch's .py files with its own version and a shifted device_interface.py."""
+    monkeypatch.setattr(base_module, "KNOWN_BASES", (*base_module.KNOWN_BASES, OTHER))
+    cache = tmp_path / "pristine"
+    monkeypatch.setenv("TORCH_RFC_PRISTINE_CACHE", str(cache))
+    tree = cache / OTHER.series_dir_name / "torch"
+
+    def not_python(folder: str, names: list[str]) -> list[str]:
+        return [n for n in names if not n.endswith(".py") and not Path(folder, n).is_dir()]
+
+    shutil.copytree(torch_package_dir(), tree, ignore=not_python)
+    (tree / "version.py").write_text(
+        f"__version__ = '{OTHER.version}'\ngit_version = '{OTHER.git_version}'\n"
+    )
+    interface = tree / "_dynamo" / "device_interface.py"
+    moved = "# Moved down by a change of the other release.\n" * 7
+    interface.write_text(moved + interface.read_text())
+    return tree
+
+
+def test_a_series_ports_to_another_base_and_refresh_writes_it(
+    project: Path, tmp_path: Path, other_base: Path
+) -> None:
+    repo = authoring.workspace("shared", tmp_path / "ws", project, base=OTHER)
+    assert "Moved down" in (repo / "torch" / "_dynamo" / "device_interface.py").read_text()
+    authoring.refresh("shared", repo, project, base=OTHER)
+    ported = project / "shared/src/rfc_shared/patches" / OTHER.series_dir_name
+    assert (ported / "series").is_file()
+    shared = authoring.source_slices(project, "shared")
+    assert OTHER in shared[0].bases
+    overlay = Overlay.build(shared, other_base)
+    patched = overlay.files["torch/_dynamo/device_interface.py"].text
+    assert patched.startswith("# Moved down")
+    assert "def register_interface_for_device_PrivateUse1(" in patched
+
+
+def test_a_port_stops_on_conflicts_and_says_how_to_go_on(
+    project: Path, tmp_path: Path, other_base: Path
+) -> None:
+    interface = other_base / "_dynamo" / "device_interface.py"
+    line = "    device_interfaces[device] = device_interface\n"
+    assert line in interface.read_text()
+    changed = line.replace("device]", "str(device)]")
+    interface.write_text(interface.read_text().replace(line, changed))
+    with pytest.raises(authoring.PortConflictError, match="device_interface.py") as stopped:
+        authoring.workspace("shared", tmp_path / "ws", project, base=OTHER)
+    assert "cherry-pick --continue" in str(stopped.value)
+    status = authoring.git(tmp_path / "ws", "status", "--porcelain")
+    assert "UU torch/_dynamo/device_interface.py" in status
+
+
+def test_a_slice_is_not_ported_before_its_dependencies(
+    project: Path, tmp_path: Path, other_base: Path
+) -> None:
+    rfc1 = REPO / "rfc1_identity"
+    shutil.copytree(rfc1 / "src", project / "rfc1_identity" / "src")
+    with pytest.raises(authoring.AuthoringError, match="needs shared on torch 9.9.9"):
+        authoring.workspace("rfc1", tmp_path / "ws", project, base=OTHER)
+
+
+def test_unknown_base_is_a_clear_error() -> None:
+    with pytest.raises(base_module.UnknownBaseError, match="known: 2.13.0"):
+        base_module.known_base("1.0.0")

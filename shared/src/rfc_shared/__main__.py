@@ -1,4 +1,5 @@
-"""Command line: ``python -m rfc_shared {status,materialize,workspace,refresh,export}``."""
+"""Command line: ``python -m rfc_shared <command>`` (status, materialize, workspace,
+refresh, check-series, export)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,11 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+
+if TYPE_CHECKING:
+    from .base import TorchBase
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -48,17 +54,23 @@ def _materialize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _base(args: argparse.Namespace) -> TorchBase | None:
+    from .base import known_base
+
+    return known_base(args.base) if args.base else None
+
+
 def _workspace(args: argparse.Namespace) -> int:
     from .authoring import project_root, workspace
 
     dest = args.dest or project_root() / ".workspace" / args.slice
     print(f"seeding {dest} with pristine torch sources and the series ...", flush=True)
-    workspace(args.slice, dest)
+    workspace(args.slice, dest, base=_base(args))
     print(
         f"workspace ready: {dest}\n"
         "  tags: base (pristine), deps (dependency slices applied); HEAD has the slice.\n"
         "  Edit and commit there (one commit per patch), then run:\n"
-        f"  nox -s refresh -- {args.slice}"
+        f"  nox -s refresh -- {args.slice}{f' --base {args.base}' if args.base else ''}"
     )
     return 0
 
@@ -67,8 +79,16 @@ def _refresh(args: argparse.Namespace) -> int:
     from .authoring import project_root, refresh
 
     repo = args.workspace or project_root() / ".workspace" / args.slice
-    for patch in refresh(args.slice, repo):
+    for patch in refresh(args.slice, repo, base=_base(args)):
         print(f"wrote {patch}")
+    return 0
+
+
+def _check_series(args: argparse.Namespace) -> int:
+    from .authoring import check_series
+
+    for line in check_series():
+        print(line, flush=True)
     return 0
 
 
@@ -100,12 +120,17 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("workspace", help="git work tree to author a slice in")
     p.add_argument("slice")
     p.add_argument("--dest", type=Path)
+    p.add_argument("--base", help="torch version to author against (default: installed)")
     p.set_defaults(run=_workspace)
 
     p = sub.add_parser("refresh", help="regenerate a slice's series from its workspace")
     p.add_argument("slice")
     p.add_argument("--workspace", type=Path)
+    p.add_argument("--base", help="torch version the workspace is on (default: installed)")
     p.set_defaults(run=_refresh)
+
+    p = sub.add_parser("check-series", help="apply every series to its base's sources")
+    p.set_defaults(run=_check_series)
 
     p = sub.add_parser("export", help="write a slice as a git-am-able series with tests")
     p.add_argument("slice")
@@ -117,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         return args.run(args)
-    except (SliceError, RuntimeError) as e:
+    except (SliceError, RuntimeError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
 

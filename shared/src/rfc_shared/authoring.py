@@ -8,6 +8,11 @@ upstream tests and checks that ``git am`` applies it to a pristine tree.
 
 Series are read from and written to the project's source tree (the
 ``<slice>/src/<package>/patches`` folders), not the installed packages.
+
+Porting: ``workspace(..., base=...)`` for a base the slice has no series for
+yet replays the slice's primary series onto that base's pristine sources (a
+3-way cherry-pick); conflicts stop it, the author resolves them once, and
+``refresh(..., base=...)`` writes the new series next to the primary one.
 """
 
 from __future__ import annotations
@@ -21,13 +26,18 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from .base import TorchBase, read_torch_base, torch_package_dir
+from . import pristine
+from .base import TorchBase, known_base, read_torch_base, torch_package_dir
 from .overlay import Overlay
 from .slices import SERIES_FILE, Slice, SliceError, discover_slices, resolve
 
 
 class AuthoringError(RuntimeError):
     """A workspace, refresh or export step that cannot proceed."""
+
+
+class PortConflictError(AuthoringError):
+    """Porting a series to another base stopped on conflicts to resolve."""
 
 
 # Commits made by the tools themselves (the pristine base, the test commit)
@@ -79,9 +89,19 @@ def slice_source_dir(root: Path, s: Slice) -> Path:
 
 
 def from_source(root: Path, s: Slice) -> Slice:
-    """The slice with its series read from the project tree."""
+    """The slice with its series read from the project tree.
+
+    Every ``torch-<version>`` folder there counts as a base of the slice, so
+    a freshly ported series is usable before the slice declares it.
+    """
     patches = slice_source_dir(root, s) / "src" / s.package / "patches"
-    return dataclasses.replace(s, patches_root=patches)
+    found = [
+        known_base(folder.name.removeprefix("torch-"))
+        for folder in sorted(patches.glob("torch-*"))
+        if (folder / SERIES_FILE).is_file()
+    ]
+    bases = (*s.bases, *(b for b in found if b not in s.bases))
+    return dataclasses.replace(s, patches_root=patches, bases=bases)
 
 
 def source_slices(root: Path, name: str) -> list[Slice]:
@@ -135,40 +155,102 @@ def write_series(folder: Path, patches: Sequence[Path], base: TorchBase) -> None
     (folder / SERIES_FILE).write_text("\n".join(listing) + "\n", encoding="utf-8")
 
 
-def workspace(name: str, dest: Path, root: Path | None = None) -> Path:
-    """Create the authoring repository for slice ``name`` at ``dest``."""
+def _torch_sources(base: TorchBase | None) -> Path:
+    """Pristine sources of ``base``; the installed torch's when None."""
+    return torch_package_dir() if base is None else pristine.sources_dir(base)
+
+
+def workspace(
+    name: str, dest: Path, root: Path | None = None, base: TorchBase | None = None
+) -> Path:
+    """Create the authoring repository for slice ``name`` at ``dest``.
+
+    Args:
+        name: The slice to author.
+        dest: An empty or missing folder.
+        root: The project folder (default: found from the working directory).
+        base: The torch release to author against (default: the installed
+            one). If the slice has no series for it yet, its primary series
+            is ported by a 3-way cherry-pick.
+
+    Raises:
+        PortConflictError: the port stopped on conflicts; the workspace is
+            left mid cherry-pick for the author to resolve.
+    """
     root = project_root(root)
     if dest.exists() and any(dest.iterdir()):
         raise AuthoringError(f"{dest} exists; commit your work there and run refresh, or remove it")
-    torch_dir = torch_package_dir()
+    torch_dir = _torch_sources(base)
     base = read_torch_base(torch_dir)
     *deps, target = source_slices(root, name)
+    unported = [d.name for d in deps if base not in d.bases]
+    if unported:
+        raise AuthoringError(
+            f"slice {name!r} needs {', '.join(unported)} on {base} first: port "
+            f"{'it' if len(unported) == 1 else 'them'} with workspace --base {base.version}"
+        )
     seed_pristine(dest, torch_dir, base)
     for dep in deps:
         am(dest, _series_files(dep, base))
     git(dest, "tag", "deps")
-    am(dest, _series_files(target, base))
+    if base in target.bases:
+        am(dest, _series_files(target, base))
+    else:
+        _port(dest, deps, target)
     return dest
 
 
-def refresh(name: str, repo: Path, root: Path | None = None) -> list[Path]:
-    """Regenerate slice ``name``'s series from the workspace at ``repo``."""
+def _port(repo: Path, deps: Sequence[Slice], target: Slice) -> None:
+    """Replay ``target``'s primary series onto the commits in ``repo``."""
+    source = target.bases[0]
+    with _scratch() as tmp:
+        replay = tmp / "source"
+        seed_pristine(replay, pristine.sources_dir(source), source)
+        for dep in deps:
+            am(replay, _series_files(dep, source))
+        git(replay, "tag", "deps")
+        am(replay, _series_files(target, source))
+        git(repo, "fetch", "-q", "--no-tags", str(replay), "main:refs/port/series")
+        git(repo, "fetch", "-q", "--no-tags", str(replay), "refs/tags/deps:refs/port/deps")
+    git(repo, "config", "merge.conflictStyle", "zdiff3")
+    try:
+        git(repo, "cherry-pick", "--allow-empty", "refs/port/deps..refs/port/series")
+    except AuthoringError as stopped:
+        conflicted = git(repo, "diff", "--name-only", "--diff-filter=U").split()
+        if not conflicted:
+            raise
+        subject = git(repo, "log", "-1", "--format=%s", "CHERRY_PICK_HEAD").strip()
+        raise PortConflictError(
+            f"porting {target.name!r} from {source} stopped at {subject!r}; conflicts in:\n"
+            + "".join(f"  {path}\n" for path in conflicted)
+            + f"Resolve them in {repo}, `git add` them and `git cherry-pick --continue` "
+            "(repeat until done), then run refresh with the same --base."
+        ) from stopped
+
+
+def refresh(
+    name: str, repo: Path, root: Path | None = None, base: TorchBase | None = None
+) -> list[Path]:
+    """Regenerate slice ``name``'s series for ``base`` (default: the installed
+    torch) from the workspace at ``repo``."""
     root = project_root(root)
     if git(repo, "status", "--porcelain", "--untracked-files=no").strip():
         raise AuthoringError(f"{repo} has uncommitted changes; commit them first")
-    base = read_torch_base(torch_package_dir())
+    torch_dir = _torch_sources(base)
+    base = read_torch_base(torch_dir)
     *deps, target = source_slices(root, name)
-    out = target.series_dir(base)
+    target = dataclasses.replace(target, bases=tuple(dict.fromkeys((*target.bases, base))))
+    out = target.patches_dir() / base.series_dir_name
     with tempfile.TemporaryDirectory() as tmp:
         git(repo, *_FORMAT_PATCH, "-o", tmp, "deps..HEAD")
         fresh = sorted(Path(tmp).glob("*.patch"))
-        _check_against_workspace(repo, [*deps, target], fresh, base)
+        _check_against_workspace(repo, [*deps, target], fresh, base, torch_dir)
         write_series(out, fresh, base)
     return target.series_files(base)
 
 
 def _check_against_workspace(
-    repo: Path, stack: Sequence[Slice], fresh: Sequence[Path], base: TorchBase
+    repo: Path, stack: Sequence[Slice], fresh: Sequence[Path], base: TorchBase, torch_dir: Path
 ) -> None:
     """The overlay built from the regenerated series must reproduce the
     workspace's files exactly."""
@@ -176,10 +258,33 @@ def _check_against_workspace(
         write_series(Path(tmp) / base.series_dir_name, fresh, base)
         *deps, target = stack
         candidate = dataclasses.replace(target, patches_root=Path(tmp))
-        overlay = Overlay.build([*deps, candidate], torch_package_dir())
+        overlay = Overlay.build([*deps, candidate], torch_dir)
     for path, patched in overlay.files.items():
         if (repo / path).read_text(encoding="utf-8") != patched.text:
             raise AuthoringError(f"regenerated series does not reproduce {path}")
+
+
+def check_series(root: Path | None = None) -> list[str]:
+    """Apply every series in the project to its base's pristine sources:
+    each slice alone (with its dependencies) and all of a base's slices
+    stacked. Returns one line per check.
+
+    Raises:
+        SliceError: the first series that does not apply.
+    """
+    root = project_root(root)
+    slices = [from_source(root, s) for s in resolve(list(discover_slices()), discover_slices())]
+    bases = dict.fromkeys(b for s in slices for b in s.bases)
+    lines = []
+    for base in bases:
+        torch_dir = pristine.sources_dir(base)
+        ported = {s.name: s for s in slices if base in s.bases}
+        for name in ported:
+            overlay = Overlay.build(resolve([name], ported), torch_dir)
+            lines.append(f"{base}: {name} applies ({len(overlay.files)} files)")
+        overlay = Overlay.build(list(ported.values()), torch_dir)
+        lines.append(f"{base}: stacked {','.join(ported)} applies ({len(overlay.files)} files)")
+    return lines
 
 
 @contextmanager

@@ -31,6 +31,29 @@ class TorchBase:
 #: The pinned upstream base every series in this repository is written against.
 TORCH_2_13_0 = TorchBase("2.13.0", "cf30153c4c131c8164ee7798e5022d810682e2cb")
 
+#: An older release, ported to for machines whose image pins it.
+TORCH_2_11_0 = TorchBase("2.11.0", "70d99e998b4955e0049d13a98d77ae1b14db1f45")
+
+#: Every base a series may be ported to, primary first.
+KNOWN_BASES = (TORCH_2_13_0, TORCH_2_11_0)
+
+
+class UnknownBaseError(ValueError):
+    """A torch version that is not one of :data:`KNOWN_BASES`."""
+
+
+def known_base(version: str) -> TorchBase:
+    """The known base whose public version is ``version``.
+
+    Raises:
+        UnknownBaseError: ``version`` names no known base.
+    """
+    for base in KNOWN_BASES:
+        if base.version == version:
+            return base
+    known = ", ".join(b.version for b in KNOWN_BASES)
+    raise UnknownBaseError(f"torch {version} is not a known base (known: {known})")
+
 
 class TorchNotFoundError(RuntimeError):
     """No importable ``torch`` package on ``sys.path``."""
