@@ -6,13 +6,13 @@ The change itself is the patch series in ``patches/``; this module only
 declares it to the overlay.
 """
 
-from rfc_shared.base import TORCH_2_13_0
+from rfc_shared.base import TORCH_2_11_0, TORCH_2_13_0
 from rfc_shared.slices import Slice
 
 
 SLICE = Slice(
     name="rfc2",
     package=__name__,
-    bases=(TORCH_2_13_0,),
+    bases=(TORCH_2_13_0, TORCH_2_11_0),
     title="Dynamo traces PrivateUse1 streams, events, runtime calls and tensor classes",
 )
