@@ -1,8 +1,9 @@
-// torch_acc: a PrivateUse1 device whose memory is host memory.
+// torch_acc: a PrivateUse1 device whose memory belongs to a peer device, the
+// CPU (host memory, built by default) or CUDA (built with TORCH_ACC_CUDA).
 //
 // Every operator either has an explicit kernel here (allocation, copies,
-// storage and view metadata) or runs on the CPU through the boxed fallback,
-// which aliases the acc memory as CPU tensors instead of copying it.
+// storage and view metadata) or runs on the peer through the boxed fallback,
+// which aliases the acc memory as peer tensors instead of copying it.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -11,27 +12,39 @@
 
 namespace torch_acc {
 
+#ifdef TORCH_ACC_CUDA
+constexpr c10::DeviceType kPeerType = c10::DeviceType::CUDA;
+constexpr c10::DispatchKey kPeerKey = c10::DispatchKey::CUDA;
+#else
+constexpr c10::DeviceType kPeerType = c10::DeviceType::CPU;
+constexpr c10::DispatchKey kPeerKey = c10::DispatchKey::CPU;
 constexpr c10::DeviceIndex kDeviceCount = 2;
+#endif
 
-// Device state (guard.cpp).
+// Device state (host/guard.cpp, cuda/device.cpp).
+c10::DeviceIndex device_count();
 c10::DeviceIndex current_device();
 void set_device(c10::DeviceIndex index);
 void check_device_index(c10::DeviceIndex index);
 int64_t raw_stream(c10::DeviceIndex index);
 
-// Memory (allocator.cpp).
+// Memory (host/allocator.cpp, cuda/device.cpp).
 c10::Allocator* allocator();
 int64_t memory_allocated(c10::DeviceIndex index);
 std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr);
 
-// Random numbers (hooks.cpp).
+// The peer device an acc device's memory is aliased on, and its allocator.
+c10::Device peer_device(c10::DeviceIndex index);
+c10::Allocator* peer_allocator();
+
+// Random numbers (host/hooks.cpp, cuda/device.cpp).
 const at::Generator& default_generator(c10::DeviceIndex index);
 
-// Aliasing between acc and CPU tensors (alias.cpp).
-at::Tensor cpu_alias(const at::Tensor& acc);
-at::Tensor adopt_as_acc(const at::Tensor& cpu, c10::Device device);
-// After a CPU kernel wrote through `cpu` (an alias of `acc`): follow a resize
-// into new memory, or new sizes and strides.
-void sync_from_cpu_alias(const at::Tensor& acc, const at::Tensor& cpu);
+// Aliasing between acc and peer tensors (alias.cpp).
+at::Tensor peer_alias(const at::Tensor& acc);
+at::Tensor adopt_as_acc(const at::Tensor& peer, c10::Device device);
+// After a peer kernel wrote through `peer` (an alias of `acc`): follow a
+// resize into new memory, or new sizes and strides.
+void sync_from_peer_alias(const at::Tensor& acc, const at::Tensor& peer);
 
 } // namespace torch_acc

@@ -1,4 +1,4 @@
-// Zero-copy views between acc and CPU tensors. Each side's storage holds a
+// Zero-copy views between acc and peer (CPU or CUDA) tensors. Each side's storage holds a
 // reference to the other's, so the memory lives as long as either view.
 #include "acc.h"
 
@@ -31,27 +31,27 @@ at::Tensor with_layout_of(c10::Storage storage, c10::DispatchKey key, const at::
 
 } // namespace
 
-at::Tensor cpu_alias(const at::Tensor& acc) {
+at::Tensor peer_alias(const at::Tensor& acc) {
   return with_layout_of(
-      borrow(acc.storage(), c10::Device(c10::kCPU), c10::GetAllocator(c10::kCPU)),
-      c10::DispatchKey::CPU,
+      borrow(acc.storage(), peer_device(acc.device().index()), peer_allocator()),
+      kPeerKey,
       acc);
 }
 
-at::Tensor adopt_as_acc(const at::Tensor& cpu, c10::Device device) {
+at::Tensor adopt_as_acc(const at::Tensor& peer, c10::Device device) {
   return with_layout_of(
-      borrow(cpu.storage(), device, allocator()), c10::DispatchKey::PrivateUse1, cpu);
+      borrow(peer.storage(), device, allocator()), c10::DispatchKey::PrivateUse1, peer);
 }
 
-void sync_from_cpu_alias(const at::Tensor& acc, const at::Tensor& cpu) {
+void sync_from_peer_alias(const at::Tensor& acc, const at::Tensor& peer) {
   auto* acc_impl = acc.unsafeGetTensorImpl();
-  if (cpu.storage().data() != acc.storage().data() ||
-      cpu.storage().nbytes() != acc.storage().nbytes()) {
-    acc_impl->set_storage_keep_dtype(adopt_as_acc(cpu, acc.device()).storage());
+  if (peer.storage().data() != acc.storage().data() ||
+      peer.storage().nbytes() != acc.storage().nbytes()) {
+    acc_impl->set_storage_keep_dtype(adopt_as_acc(peer, acc.device()).storage());
   }
-  if (cpu.sizes() != acc.sizes() || cpu.strides() != acc.strides() ||
-      cpu.storage_offset() != acc.storage_offset()) {
-    acc_impl->set_sizes_and_strides(cpu.sizes(), cpu.strides(), cpu.storage_offset());
+  if (peer.sizes() != acc.sizes() || peer.strides() != acc.strides() ||
+      peer.storage_offset() != acc.storage_offset()) {
+    acc_impl->set_sizes_and_strides(peer.sizes(), peer.strides(), peer.storage_offset());
   }
 }
 

@@ -1,8 +1,8 @@
-// The boxed fallback: any operator without an acc kernel runs its CPU kernel
-// on CPU tensors that alias the acc memory. Nothing is copied: results that
+// The boxed fallback: any operator without an acc kernel runs its peer's
+// (CPU's or CUDA's) kernel on peer tensors that alias the acc memory. Nothing is copied: results that
 // view an input are re-wrapped as acc views of the input's storage, fresh
 // results are adopted as acc tensors, and in-place or out= arguments that the
-// CPU kernel resized or re-strided are updated to match.
+// peer kernel resized or re-strided are updated to match.
 #include "acc.h"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -39,11 +39,11 @@ class FallbackCall {
       auto& value = (*stack)[begin + i];
       const bool written = is_written(arguments[i]);
       if (value.isTensor()) {
-        value = to_cpu(value.toTensor(), written);
+        value = to_peer(value.toTensor(), written);
       } else if (value.isTensorList()) {
         auto list = value.toTensorList().copy();
         for (size_t j = 0; j < list.size(); ++j) {
-          list.set(j, to_cpu(list.get(j), written));
+          list.set(j, to_peer(list.get(j), written));
         }
         value = std::move(list);
       } else if (value.isList() && value.toList().elementType()->isSubtypeOf(
@@ -52,17 +52,21 @@ class FallbackCall {
         for (size_t j = 0; j < list.size(); ++j) {
           c10::IValue element = list.get(j);
           if (element.isTensor()) {
-            list.set(j, to_cpu(element.toTensor(), written));
+            list.set(j, to_peer(element.toTensor(), written));
           }
         }
         value = std::move(list);
       } else if (value.isDevice() && value.toDevice().is_privateuseone()) {
         note_device(value.toDevice());
-        value = c10::Device(c10::kCPU);
+        value = peer_device(value.toDevice().index());
       }
     }
     // Generators last: a None generator draws from the default generator of
-    // the device the tensors are on.
+    // the device the tensors are on. Over CUDA memory, acc's generators are
+    // CUDA's own and pass through.
+    if constexpr (kPeerType != c10::DeviceType::CPU) {
+      return;
+    }
     for (size_t i = 0; i < arguments.size(); ++i) {
       auto& value = (*stack)[begin + i];
       if (!is_generator_argument(arguments[i])) {
@@ -80,8 +84,8 @@ class FallbackCall {
     for (auto& [acc, cpu] : generators_) {
       acc.set_state(cpu.get_state());
     }
-    for (auto& [acc, cpu] : written_) {
-      sync_from_cpu_alias(acc, cpu);
+    for (auto& [acc, peer] : written_) {
+      sync_from_peer_alias(acc, peer);
     }
     const size_t returns = schema_.returns().size();
     const size_t begin = stack->size() - returns;
@@ -112,17 +116,17 @@ class FallbackCall {
     }
   }
 
-  at::Tensor to_cpu(const at::Tensor& t, bool written) {
+  at::Tensor to_peer(const at::Tensor& t, bool written) {
     if (!t.defined() || !t.is_privateuseone()) {
       return t;
     }
     note_device(t.device());
-    at::Tensor cpu = cpu_alias(t);
-    by_alias_.emplace_back(cpu.storage().unsafeGetStorageImpl(), t);
+    at::Tensor peer = peer_alias(t);
+    by_alias_.emplace_back(peer.storage().unsafeGetStorageImpl(), t);
     if (written) {
-      written_.emplace_back(t, cpu);
+      written_.emplace_back(t, peer);
     }
-    return cpu;
+    return peer;
   }
 
   at::Generator borrow_generator(at::Generator acc) {
@@ -134,11 +138,11 @@ class FallbackCall {
   }
 
   at::Tensor to_acc(const at::Tensor& t) {
-    if (!t.defined() || !t.is_cpu()) {
+    if (!t.defined() || t.device().type() != kPeerType) {
       return t;
     }
-    for (auto& [acc, cpu] : written_) {
-      if (cpu.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) {
+    for (auto& [acc, peer] : written_) {
+      if (peer.unsafeGetTensorImpl() == t.unsafeGetTensorImpl()) {
         return acc;  // an in-place or out= operator returning its argument
       }
     }
@@ -171,7 +175,7 @@ class FallbackCall {
 void acc_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   FallbackCall call(op.schema());
   call.prepare(stack);
-  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  op.redispatchBoxed(c10::DispatchKeySet(kPeerKey), stack);
   call.finish(stack);
 }
 

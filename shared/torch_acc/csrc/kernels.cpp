@@ -53,20 +53,22 @@ at::Tensor empty_strided(
       size, stride, allocator(), kAccKeys, c10::dtype_or_default(dtype));
 }
 
-at::Tensor as_cpu(const at::Tensor& t) {
-  return t.is_privateuseone() ? cpu_alias(t) : t;
+at::Tensor as_peer(const at::Tensor& t) {
+  return t.is_privateuseone() ? peer_alias(t) : t;
 }
 
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
-  TORCH_CHECK(
-      self.is_privateuseone() || self.is_cpu(), "acc: cannot copy from ", self.device());
-  TORCH_CHECK(dst.is_privateuseone() || dst.is_cpu(), "acc: cannot copy to ", dst.device());
-  as_cpu(dst).copy_(as_cpu(self), non_blocking);
+  const auto reachable = [](const at::Tensor& t) {
+    return t.is_privateuseone() || t.is_cpu() || t.device().type() == kPeerType;
+  };
+  TORCH_CHECK(reachable(self), "acc: cannot copy from ", self.device());
+  TORCH_CHECK(reachable(dst), "acc: cannot copy to ", dst.device());
+  as_peer(dst).copy_(as_peer(self), non_blocking);
   return dst;
 }
 
 at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
-  at::native::resize_(dst, self.sizes(), std::nullopt);
+  dst.resize_(self.sizes());
   return copy_from(self, dst, false);
 }
 
@@ -90,7 +92,15 @@ const at::Tensor& resize_(
     const at::Tensor& self,
     c10::SymIntArrayRef size,
     std::optional<c10::MemoryFormat> memory_format) {
+#ifdef TORCH_ACC_CUDA
+  // CUDA's resize copies device memory when the storage grows; acc follows.
+  at::Tensor peer = peer_alias(self);
+  peer.resize_(C10_AS_INTARRAYREF_SLOW(size), memory_format);
+  sync_from_peer_alias(self, peer);
+  return self;
+#else
   return at::native::resize_(self, C10_AS_INTARRAYREF_SLOW(size), memory_format);
+#endif
 }
 
 at::Tensor as_strided(
@@ -102,7 +112,7 @@ at::Tensor as_strided(
 }
 
 at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
-  cpu_alias(self).fill_(value);
+  peer_alias(self).fill_(value);
   return self;
 }
 
@@ -120,10 +130,10 @@ at::Tensor convolution_overrideable(
     int64_t groups) {
   std::optional<at::Tensor> cpu_bias;
   if (bias.has_value() && bias->defined()) {
-    cpu_bias = cpu_alias(*bias);
+    cpu_bias = peer_alias(*bias);
   }
   auto out = at::convolution(
-      cpu_alias(input), cpu_alias(weight), cpu_bias, stride, padding, dilation,
+      peer_alias(input), peer_alias(weight), cpu_bias, stride, padding, dilation,
       transposed, output_padding, groups);
   return adopt_as_acc(out, input.device());
 }
@@ -142,7 +152,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   const int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
   const std::vector<int64_t> bias_sizes{channels};
   auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
-      cpu_alias(grad_output), cpu_alias(input), cpu_alias(weight), bias_sizes, stride,
+      peer_alias(grad_output), peer_alias(input), peer_alias(weight), bias_sizes, stride,
       padding, dilation, transposed, output_padding, groups, output_mask);
   auto back = [&](const at::Tensor& t) {
     return t.defined() ? adopt_as_acc(t, input.device()) : t;

@@ -1,11 +1,16 @@
-// The Python extension torch_acc._C: device, memory, stream and generator
-// queries for the torch.acc device module.
+// The Python extension (torch_acc._C over host memory, torch_acc._C_cuda over
+// CUDA memory): device, memory, stream and generator queries for the
+// torch.acc device module, and the allocator generated code calls.
 #include "acc.h"
 
 #include <ATen/EmptyTensor.h>
 
+#include <torch/csrc/Dtype.h>
 #include <torch/csrc/Event.h>
+#include <torch/csrc/Exceptions.h>
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/autograd/python_variable.h>
+#include <torch/csrc/utils/python_numbers.h>
 #include <torch/extension.h>
 
 namespace torch_acc {
@@ -25,11 +30,63 @@ c10::Event& event_of(const py::handle& obj) {
   return reinterpret_cast<THPEvent*>(obj.ptr())->event;
 }
 
+c10::SmallVector<int64_t, 8> int_sequence(PyObject* obj, const char* what) {
+  TORCH_CHECK_TYPE(
+      PyTuple_Check(obj) || PyList_Check(obj), "_empty_strided: ", what, " must be a tuple");
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+  PyObject** items = PySequence_Fast_ITEMS(obj);
+  c10::SmallVector<int64_t, 8> out(n);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    out[i] = THPUtils_unpackLong(items[i]);
+  }
+  return out;
+}
+
+// _empty_strided(size, stride, dtype, index=None): the fast allocator of
+// generated code, called once per buffer, so its arguments are parsed by hand
+// as torch._C._dynamo.guards._empty_strided_cuda's are. Allocates on the
+// current device, or on device `index` where generated code has no device
+// guard (host mode).
+PyObject* empty_strided(PyObject* /*self*/, PyObject* const* args, Py_ssize_t nargs) {
+  HANDLE_TH_ERRORS
+  TORCH_CHECK(nargs == 3 || nargs == 4, "_empty_strided(size, stride, dtype, index=None)");
+  const auto size = int_sequence(args[0], "size");
+  const auto stride = int_sequence(args[1], "stride");
+  TORCH_CHECK_TYPE(THPDtype_Check(args[2]), "_empty_strided: dtype must be a torch.dtype");
+  const auto dtype = reinterpret_cast<THPDtype*>(args[2])->scalar_type;
+  // Restores the current device even when allocation throws.
+  struct DeviceSwitch {
+    c10::DeviceIndex previous = current_device();
+    bool switched = false;
+    ~DeviceSwitch() {
+      if (switched) {
+        set_device(previous);
+      }
+    }
+  } device_switch;
+  if (nargs == 4 && args[3] != Py_None) {
+    const auto index = static_cast<c10::DeviceIndex>(THPUtils_unpackLong(args[3]));
+    if (index != device_switch.previous) {
+      set_device(checked(index));
+      device_switch.switched = true;
+    }
+  }
+  return THPVariable_Wrap(at::detail::empty_strided_generic(
+      size, stride, allocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), dtype));
+  END_HANDLE_TH_ERRORS
+}
+
+PyMethodDef empty_strided_def = {
+    "_empty_strided",
+    reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(empty_strided)),
+    METH_FASTCALL,
+    "_empty_strided(size, stride, dtype, index=None) -> Tensor on acc"};
+
 } // namespace
 
-PYBIND11_MODULE(_C, m) {
-  m.doc() = "acc: a PrivateUse1 device over host memory";
-  m.def("_device_count", [] { return static_cast<int64_t>(kDeviceCount); });
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.doc() = "acc: a PrivateUse1 device over the memory of a peer device";
+  m.def("_device_count", [] { return static_cast<int64_t>(device_count()); });
   m.def("_get_device", [] { return static_cast<int64_t>(current_device()); });
   m.def("_set_device", [](int64_t index) { set_device(checked(index)); });
   m.def("_exchange_device", [](int64_t index) {
@@ -39,41 +96,15 @@ PYBIND11_MODULE(_C, m) {
     }
     return static_cast<int64_t>(previous);
   });
-  // The fast allocator of generated code: on the current device, as
-  // torch._C._dynamo.guards._empty_strided_cuda is, or on device `index`
-  // where generated code has no device guard (host mode).
-  m.def(
+  m.add_object(
       "_empty_strided",
-      [](std::vector<int64_t> size,
-         std::vector<int64_t> stride,
-         c10::ScalarType dtype,
-         std::optional<int64_t> index) {
-        // Restores the current device even when allocation throws.
-        struct DeviceSwitch {
-          c10::DeviceIndex previous = current_device();
-          bool switched = false;
-          ~DeviceSwitch() {
-            if (switched) {
-              set_device(previous);
-            }
-          }
-        } device_switch;
-        if (index.has_value() && *index != device_switch.previous) {
-          set_device(checked(*index));
-          device_switch.switched = true;
-        }
-        return at::Tensor(at::detail::empty_strided_generic(
-            size,
-            stride,
-            allocator(),
-            c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-            dtype));
-      },
-      py::arg("size"),
-      py::arg("stride"),
-      py::arg("dtype"),
-      py::arg("index") = py::none());
+      py::reinterpret_steal<py::object>(PyCFunction_New(&empty_strided_def, nullptr)));
   m.def("_memory_allocated", [](int64_t index) { return memory_allocated(checked(index)); });
+#ifdef TORCH_ACC_CUDA
+  m.attr("_peer") = "cuda";
+#else
+  m.attr("_peer") = "cpu";
+#endif
   m.def("_raw_stream", [](int64_t index) { return raw_stream(checked(index)); });
   // torch.Event.elapsed_time only accepts torch.Event itself, not subclasses.
   m.def("_elapsed_time", [](py::handle start, py::handle end) {

@@ -34,7 +34,15 @@ def test_corpus_eager_matches_cpu_in_host_mode() -> None:
 def test_a_bad_mode_is_refused() -> None:
     done = run_python("import torch_acc", env={"TORCH_ACC_MODE": "npu"}, check=False)
     assert done.returncode != 0
-    assert "TORCH_ACC_MODE='npu' is not one of gpu, host" in done.stderr
+    assert "TORCH_ACC_MODE='npu' is not one of cuda, gpu, host" in done.stderr
+
+
+def test_cuda_mode_without_cuda_is_refused() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    done = run_python("import torch_acc", env={"TORCH_ACC_MODE": "cuda"}, check=False)
+    assert done.returncode != 0
+    assert "TORCH_ACC_MODE=cuda needs a usable CUDA device" in done.stderr
 
 
 def test_the_fallback_aliases_memory_instead_of_copying() -> None:

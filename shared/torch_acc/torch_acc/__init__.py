@@ -7,11 +7,23 @@ Inductor: its compile-time pieces are found through public extension points
 through registration).
 """
 
+import sys
+
 import torch
 
-from . import _C  # noqa: F401  (registers the allocator, guard, hooks and kernels)
-from . import acc as _device_module
 from ._mode import mode
+
+
+# The extension registers acc's allocator, guard, hooks and kernels. Exactly
+# one may load: the host build under the name ``torch_acc._C`` is made to
+# resolve to the CUDA build where acc runs over CUDA memory.
+if mode == "cuda":
+    from . import _C_cuda as _C
+
+    sys.modules[f"{__name__}._C"] = _C
+else:
+    from . import _C
+from . import acc as _device_module
 
 
 torch.utils.rename_privateuse1_backend("acc")

@@ -10,6 +10,7 @@ from typing import Any
 import torch
 
 from . import _C
+from ._mode import is_cuda_mode
 
 
 __all__ = [
@@ -60,7 +61,7 @@ def _index(device: _Device) -> int:
 
 
 def is_available() -> bool:
-    return True
+    return _C._device_count() > 0
 
 
 def is_initialized() -> bool:
@@ -107,13 +108,14 @@ _DeviceGuard = device
 
 
 def synchronize(device: _Device = None) -> None:
-    """Waits for all work on ``device``. acc runs every operation to completion
-    before returning, so this only validates the device."""
+    """Waits for all work on ``device``. Over host memory acc runs every
+    operation to completion before returning, so this only validates it."""
     torch.accelerator.synchronize(_index(device))
 
 
 class Stream(torch.Stream):
-    """An acc stream. Work on acc completes in order, so streams carry ids only."""
+    """An acc stream: a CUDA stream over CUDA memory; over host memory, where
+    work completes in order, an id only."""
 
     def __new__(cls, device: _Device = None, priority: int = 0, **kwargs: Any) -> Stream:
         if kwargs:  # stream_id=, device_index=, device_type=: wrap an existing stream
@@ -122,7 +124,8 @@ class Stream(torch.Stream):
 
 
 class Event(torch.Event):
-    """An acc event: records a timestamp; it is complete as soon as recorded."""
+    """An acc event: a CUDA event over CUDA memory; over host memory a
+    timestamp, complete as soon as recorded."""
 
     def __new__(
         cls, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False
@@ -183,10 +186,12 @@ class _AccDeviceProperties:
     minor: int
 
 
-def get_device_properties(device: _Device = None) -> _AccDeviceProperties:
+def get_device_properties(device: _Device = None) -> Any:
     index = _index(device)
     if not 0 <= index < device_count():
         raise IndexError(f"acc device index {index} out of range")
+    if is_cuda_mode():
+        return torch.cuda.get_device_properties(index)
     return _AccDeviceProperties(
         name=f"acc:{index} (host memory)",
         total_memory=16 * 1024**3,

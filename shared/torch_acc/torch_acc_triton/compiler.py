@@ -1,7 +1,10 @@
-"""The acc compiler: it refuses to build machine code, and says why."""
+"""The acc compiler. Where acc runs over CUDA memory it is Triton's NVIDIA
+compiler for the acc target; over host memory, where Triton's interpreter
+runs acc's kernels, it refuses to build machine code, and says why."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from types import ModuleType
@@ -31,10 +34,41 @@ class AccOptions:
         return hashlib.sha256(repr(self).encode()).hexdigest()
 
 
+@functools.cache
+def _over_cuda() -> type[BaseBackend] | None:
+    """NVIDIA's backend retargeted from ``acc`` to ``cuda``, where a CUDA driver
+    is usable. Not a module attribute: Triton requires exactly one backend
+    class per plugin module."""
+    try:
+        from triton.backends.nvidia.compiler import CUDABackend
+        from triton.backends.nvidia.driver import CudaDriver
+    except ImportError:
+        return None
+    if not CudaDriver.is_active():
+        return None
+
+    class AccOverCudaBackend(CUDABackend):
+        @staticmethod
+        def supports_target(target: GPUTarget) -> bool:
+            return target.backend == "acc"
+
+        def __init__(self, target: GPUTarget) -> None:
+            super().__init__(target)  # checks that it is asked for acc
+            self.target = GPUTarget("cuda", target.arch, target.warp_size)
+
+    return AccOverCudaBackend
+
+
 class AccBackend(BaseBackend):
     @staticmethod
     def supports_target(target: GPUTarget) -> bool:
         return target.backend == "acc"
+
+    def __new__(cls, target: GPUTarget) -> BaseBackend:
+        native = _over_cuda()
+        if native is not None:
+            return native(target)
+        return super().__new__(cls)
 
     def __init__(self, target: GPUTarget) -> None:
         super().__init__(target)

@@ -1,4 +1,5 @@
-"""The acc driver: active once ``torch_acc`` is imported in GPU-class mode."""
+"""The acc driver: the active one once ``torch_acc`` is imported over host memory
+(GPU-class mode, kernels interpreted); over CUDA memory CUDA's driver is."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 // Aligned host memory, accounted per acc device.
-#include "acc.h"
+#include "../acc.h"
 
 #include <cstdlib>
 #include <mutex>
@@ -82,6 +82,14 @@ std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr) {
     return std::nullopt;
   }
   return it->second.device;
+}
+
+c10::Device peer_device(c10::DeviceIndex /*index*/) {
+  return c10::Device(c10::kCPU);
+}
+
+c10::Allocator* peer_allocator() {
+  return c10::GetAllocator(c10::kCPU);
 }
 
 REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &global_allocator);

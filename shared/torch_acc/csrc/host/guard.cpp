@@ -1,7 +1,7 @@
 // Current device, streams and events. Every acc operation completes before it
 // returns, so streams order nothing: they are ids (stream 0 is the default),
 // events are timestamps, and every query reports completion.
-#include "acc.h"
+#include "../acc.h"
 
 #include <atomic>
 #include <chrono>
@@ -161,6 +161,10 @@ void check_device_index(c10::DeviceIndex index) {
       " is out of range; there are ",
       static_cast<int>(kDeviceCount),
       " acc devices");
+}
+
+c10::DeviceIndex device_count() {
+  return kDeviceCount;
 }
 
 c10::DeviceIndex current_device() {

@@ -1,7 +1,7 @@
 // The PrivateUse1 hooks (availability, devices, generators) and the acc
 // generator: the CPU generator's algorithm and state layout, on an acc device,
 // so that the CPU kernels the fallback runs can draw from it.
-#include "acc.h"
+#include "../acc.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/GeneratorForPrivateuseone.h>

@@ -2,7 +2,7 @@
 // (out= variants): direct kernels on CPU aliases. The boxed fallback would
 // give the same result; these skip its per-argument bookkeeping, which costs
 // about as much as a small product itself.
-#include "acc.h"
+#include "../acc.h"
 
 #include <ATen/ops/addmm_cpu_dispatch.h>
 #include <ATen/ops/baddbmm_cpu_dispatch.h>
@@ -14,7 +14,7 @@ namespace torch_acc {
 namespace {
 
 at::Tensor as_cpu(const at::Tensor& t) {
-  return t.is_privateuseone() ? cpu_alias(t) : t;
+  return t.is_privateuseone() ? peer_alias(t) : t;
 }
 
 // Runs `kernel` with a CPU alias of `out`, then brings `out` up to date.
@@ -22,7 +22,7 @@ template <typename Kernel>
 at::Tensor& into(at::Tensor& out, Kernel kernel) {
   at::Tensor cpu_out = as_cpu(out);
   kernel(cpu_out);
-  sync_from_cpu_alias(out, cpu_out);
+  sync_from_peer_alias(out, cpu_out);
   return out;
 }
 

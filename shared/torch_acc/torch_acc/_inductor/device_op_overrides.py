@@ -5,6 +5,7 @@ from __future__ import annotations
 from torch._inductor.codegen.common import DeviceOpOverrides
 from torch.utils import cpp_extension
 
+from .. import _C
 from .._mode import is_gpu_mode
 
 
@@ -25,7 +26,7 @@ class AccDeviceOpOverrides(DeviceOpOverrides):
         return "torch.acc.current_stream()"
 
     def import_empty_strided_as(self, name: str) -> str:
-        return f"from torch_acc._C import _empty_strided as {name}"
+        return f"from {_C.__name__} import _empty_strided as {name}"
 
     def cpp_stream_type(self) -> str:
         return "void*"

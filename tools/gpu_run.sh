@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The GPU check, in one call on a CUDA machine whose Python already has torch
+# (a base the slices have a series for: 2.13.0 or 2.11.0) and triton:
+#   1. installs the project's packages from this tree into that Python, with
+#      no network: the build backend and small dependencies come from a
+#      wheelhouse made beforehand on a networked machine with
+#        python -m pip download -d .wheelhouse --only-binary=:all: hatchling unidiff expecttest
+#   2. builds torch_acc with its CUDA extension,
+#   3. checks that the stacked overlay is served,
+#   4. runs the GPU tests (acc over CUDA memory, corpus end to end vs cuda),
+#   5. benchmarks compiled acc vs compiled cuda and prints the table last.
+# Usage: tools/gpu_run.sh [RESULTS_DIR]    (PYTHON, WHEELHOUSE override defaults)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+RESULTS=${1:-$ROOT/gpu-results}
+WHEELHOUSE=${WHEELHOUSE:-$ROOT/.wheelhouse}
+PY=${PYTHON:-python3}
+SLICES=(shared rfc1_identity rfc2_dynamo rfc3_inductor rfc_lazy_reg rfc_backend_feature)
+mkdir -p "$RESULTS"
+
+step() { echo "[gpu_run $(date +%H:%M:%S)] $*" >&2; }
+
+step "$($PY -c 'import sys, torch, triton; print("python", sys.version.split()[0], "torch", torch.__version__, "triton", triton.__version__)')"
+step "installing the project's packages (no network; wheelhouse: $WHEELHOUSE)"
+pip_install() { $PY -m pip install -q --no-index --find-links "$WHEELHOUSE" "$@"; }
+pip_install hatchling expecttest
+pip_install --no-build-isolation "${SLICES[@]/#/$ROOT/}"
+step "building torch_acc with CUDA ($(nproc) jobs)"
+MAX_JOBS=$(nproc) pip_install --no-deps --no-build-isolation "$ROOT/shared/torch_acc"
+
+cd "$RESULTS"  # never import from the source tree
+step "overlay"
+$PY -m rfc_shared status --import-torch --expect shared,rfc1,rfc2,rfc3,lazy_reg,backend_feature \
+  | tee overlay.json
+export TORCH_ACC_MODE=cuda
+
+step "GPU tests"
+set +e
+$PY -m pytest -q -p no:cacheprovider "$ROOT/shared/torch_acc/tests/test_cuda_mode.py" \
+  2>&1 | tee tests.log
+tests=${PIPESTATUS[0]}
+set -e
+
+step "benchmark"
+$PY -m rfc_shared.bench.gpu --json bench.json > bench.md
+step "tests: $( [ "$tests" = 0 ] && echo passed || echo FAILED ) ($(tail -1 tests.log))"
+cat bench.md
+exit "$tests"
