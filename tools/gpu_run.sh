@@ -38,6 +38,7 @@ export TORCH_ACC_MODE=cuda
 step "GPU tests"
 set +e
 $PY -m pytest -q -p no:cacheprovider "$ROOT/shared/torch_acc/tests/test_cuda_mode.py" \
+  "$ROOT/shared/torch_acc/tests/test_zero_monkeypatch.py" \
   2>&1 | tee tests.log
 tests=${PIPESTATUS[0]}
 set -e

@@ -178,6 +178,20 @@ def test_device_op_overrides_contract(common) -> None:
         common.get_device_op_overrides("no_such_device")
 
 
+def test_the_cpp_wrapper_header_is_the_one_the_overrides_name(common, monkeypatch) -> None:
+    from torch._inductor import codecache
+
+    class OverCuda(common.DeviceOpOverrides):
+        def cpp_wrapper_header_device(self) -> str:
+            return "cuda"
+
+    monkeypatch.setitem(common.device_op_overrides_dict, "overcuda", OverCuda())
+    header = "torch/csrc/inductor/cpp_wrapper/{}.h"
+    assert codecache._get_cpp_wrapper_header("overcuda:1") == header.format("cuda")
+    for own in ("cpu", "cuda", "acc"):
+        assert codecache._get_cpp_wrapper_header(own) == header.format(own)
+
+
 def test_visible_devices_env_comes_from_the_interface(privateuse1_backend: str) -> None:
     from torch._inductor.autotune_process import get_visible_devices_env_var
 

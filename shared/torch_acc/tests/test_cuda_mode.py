@@ -91,3 +91,20 @@ def test_the_acc_triton_backend_builds_cubins_for_the_acc_target() -> None:
     backend = make_backend(GPUTarget("acc", cc[0] * 10 + cc[1], 32))
     assert backend.binary_ext == "cubin"
     assert backend.target.backend == "cuda"
+
+
+def test_the_cpp_wrapper_uses_acc_device_type_stream_type_and_options() -> None:
+    from torch._inductor.utils import run_and_get_code
+
+    def f(x):
+        return torch.softmax(x, -1) * 2 + x.cos()
+
+    x = torch.randn(64, 32, device="acc")
+    compiled = torch.compile(f, options={"cpp_wrapper": True})
+    out, (code, *_) = run_and_get_code(compiled, x)
+    assert out.device == x.device
+    torch.testing.assert_close(out.cpu(), f(x.cpu()), atol=1e-5, rtol=1e-5)
+    assert "cached_torch_device_type_privateuse1" in code  # acc's ATen device type
+    assert "cudaStream_t stream0" in code  # acc's stream type: acc:i is CUDA device i
+    # acc's compile options: the wrapper refuses to build without USE_ACC.
+    assert "#ifndef USE_ACC" in code

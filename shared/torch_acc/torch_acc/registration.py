@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 
 from . import acc
-from ._mode import is_gpu_mode
+from ._mode import is_cuda_mode, is_gpu_mode
 
 
 @functools.cache
@@ -65,14 +65,17 @@ def register_inductor_backend() -> None:
     ensure_device_interface()
 
     from ._inductor import config
-    from ._inductor.device_op_overrides import AccDeviceOpOverrides
+    from ._inductor.device_op_overrides import AccDeviceOpOverrides, AccOverCudaDeviceOpOverrides
     from ._inductor.wrapper import AccPythonWrapperCodegen
 
+    overrides = AccOverCudaDeviceOpOverrides() if is_cuda_mode() else AccDeviceOpOverrides()
     if is_gpu_mode():
         from ._inductor.triton import triton_scheduling
+        from ._inductor.wrapper import cuda_cpp_wrapper_codegen
 
         scheduling = triton_scheduling()
-        cpp_wrapper = None
+        # Interpreted Triton kernels have no binaries for a C++ wrapper to load.
+        cpp_wrapper = cuda_cpp_wrapper_codegen() if is_cuda_mode() else None
     else:
         from torch._inductor.codegen.cpp import CppScheduling as scheduling
 
@@ -87,7 +90,7 @@ def register_inductor_backend() -> None:
         cpp_wrapper,
         device_custom_config=config,
     )
-    register_device_op_overrides("acc", AccDeviceOpOverrides())
+    register_device_op_overrides("acc", overrides)
 
 
 def register_for_compile() -> None:

@@ -51,3 +51,70 @@ class AccDeviceOpOverrides(DeviceOpOverrides):
             cpp_extension.library_paths(),
             [],
         )
+
+
+# What a C++ wrapper for CUDA kernels needs, which acc over CUDA memory takes
+# from CUDA's overrides: acc:i is CUDA device i and its kernels are cubins.
+_CUDA_CPP_SNIPPETS = (
+    "cpp_device_guard",
+    "cpp_aoti_device_guard",
+    "cpp_stream_guard",
+    "cpp_aoti_stream_guard",
+    "cpp_getStreamFromExternal",
+    "kernel_header",
+    "cpp_stream_type",
+    "aoti_get_stream",
+    "cpp_kernel_type",
+    "cpp_device_ptr",
+    "tma_descriptor_helpers",
+    "cpp_scratch",
+)
+
+# In the kernel driver header: a wrapper built without acc's options fails to
+# compile instead of running.
+_OPTIONS_CHECK = """#ifndef USE_ACC
+#error "acc's C++ wrapper was built without acc's compile options (USE_ACC)"
+#endif
+"""
+
+
+def _delegate_to_cuda(name: str) -> object:
+    def snippet(self: AccDeviceOpOverrides, *args: object, **kwargs: object) -> object:
+        from torch._inductor.codegen.common import get_device_op_overrides
+
+        return getattr(get_device_op_overrides("cuda"), name)(*args, **kwargs)
+
+    snippet.__name__ = name
+    return snippet
+
+
+class AccOverCudaDeviceOpOverrides(AccDeviceOpOverrides):
+    """acc over CUDA memory: acc's Python runtime calls, CUDA's C++ snippets,
+    and CUDA's build options plus acc's define for the C++ wrapper."""
+
+    locals().update(
+        {n: _delegate_to_cuda(n) for n in _CUDA_CPP_SNIPPETS if hasattr(DeviceOpOverrides, n)}
+    )
+
+    def kernel_driver(self) -> str:
+        from torch._inductor.codegen.common import get_device_op_overrides
+
+        return _OPTIONS_CHECK + get_device_op_overrides("cuda").kernel_driver()
+
+    def uses_gpu_cpp_wrapper(self) -> bool:
+        return True
+
+    def cpp_wrapper_header_device(self) -> str:
+        return "cuda"
+
+    def get_cpp_torch_device_options(
+        self,
+    ) -> tuple[list[str], list[str], list[str], list[str], list[str], list[str]]:
+        return (
+            ["USE_ACC", "USE_CUDA"],
+            cpp_extension.include_paths("cuda"),
+            [],
+            [],
+            cpp_extension.library_paths("cuda"),
+            ["cuda", "torch_cuda"],
+        )

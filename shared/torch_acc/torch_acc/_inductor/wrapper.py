@@ -66,3 +66,41 @@ def cpp_wrapper_codegen() -> type:
             return CppWrapperCpu.get_c_shim_func_name(kernel, "cpu" if device == "acc" else device)
 
     return AccCppWrapperCpu
+
+
+def cuda_cpp_wrapper_codegen() -> type:
+    """acc's C++ wrapper over CUDA memory: Inductor's GPU one, with CUDA's
+    wrapper header and C shims, since acc:i is CUDA device i."""
+    from torch._inductor.codegen.cpp_wrapper_gpu import CppWrapperGpu
+
+    def on_cuda(device: str) -> str:
+        return "cuda" if device == "acc" else device
+
+    class AccCppWrapperGpu(CppWrapperGpu):
+        @staticmethod
+        def create(
+            is_subgraph: bool,
+            subgraph_name: str | None,
+            parent_wrapper: PythonWrapperCodegen | None,
+            partition_signatures: ir.GraphPartitionSignature | None = None,
+        ) -> PythonWrapperCodegen:
+            return AccCppWrapperGpu()
+
+        # torch 2.13 names the header by mode (jit/aot), 2.11 by device alone.
+        @staticmethod
+        def get_device_include_path(device: str) -> str:
+            return CppWrapperGpu.get_device_include_path(on_cuda(device))
+
+        @staticmethod
+        def get_device_include_path_jit(device: str) -> str:
+            return CppWrapperGpu.get_device_include_path_jit(on_cuda(device))
+
+        @staticmethod
+        def get_device_include_path_aot(device: str) -> str:
+            return CppWrapperGpu.get_device_include_path_aot(on_cuda(device))
+
+        @staticmethod
+        def get_c_shim_func_name(kernel: str, device: str) -> str:
+            return CppWrapperGpu.get_c_shim_func_name(kernel, on_cuda(device))
+
+    return AccCppWrapperGpu
