@@ -3,6 +3,7 @@ the project so that the real series is never touched."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rfc_shared import authoring
+from rfc_shared import authoring, core
 from rfc_shared import base as base_module
 from rfc_shared.base import TORCH_2_13_0, TorchBase, torch_package_dir
 from rfc_shared.overlay import Overlay
@@ -124,6 +125,18 @@ def test_a_series_ports_to_another_base_and_refresh_writes_it(
     patched = overlay.files["torch/_dynamo/device_interface.py"].text
     assert patched.startswith("# Moved down")
     assert "def register_interface_for_device_PrivateUse1(" in patched
+
+
+def test_check_series_applies_each_series_to_its_own_base(
+    project: Path, tmp_path: Path, other_base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The scratch project holds the primary series only (no other download).
+    monkeypatch.setattr(core, "SLICE", dataclasses.replace(core.SLICE, bases=(TORCH_2_13_0,)))
+    repo = authoring.workspace("shared", tmp_path / "ws", project, base=OTHER)
+    authoring.refresh("shared", repo, project, base=OTHER)
+    lines = authoring.check_series(project, ["shared"])
+    assert [line.split(":")[0] for line in lines] == [str(TORCH_2_13_0)] * 2 + [str(OTHER)] * 2
+    assert all("applies (1 files)" in line for line in lines)
 
 
 def test_a_port_stops_on_conflicts_and_says_how_to_go_on(

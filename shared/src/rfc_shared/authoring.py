@@ -264,16 +264,22 @@ def _check_against_workspace(
             raise AuthoringError(f"regenerated series does not reproduce {path}")
 
 
-def check_series(root: Path | None = None) -> list[str]:
+def check_series(root: Path | None = None, names: Sequence[str] | None = None) -> list[str]:
     """Apply every series in the project to its base's pristine sources:
     each slice alone (with its dependencies) and all of a base's slices
     stacked. Returns one line per check.
+
+    Args:
+        root: The project folder (default: found from the working directory).
+        names: The slices to check, with their dependencies (default: all
+            installed).
 
     Raises:
         SliceError: the first series that does not apply.
     """
     root = project_root(root)
-    slices = [from_source(root, s) for s in resolve(list(discover_slices()), discover_slices())]
+    installed = discover_slices()
+    slices = [from_source(root, s) for s in resolve(names or list(installed), installed)]
     bases = dict.fromkeys(b for s in slices for b in s.bases)
     lines = []
     for base in bases:
