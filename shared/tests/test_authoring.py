@@ -166,3 +166,17 @@ def test_a_slice_is_not_ported_before_its_dependencies(
 def test_unknown_base_is_a_clear_error() -> None:
     with pytest.raises(base_module.UnknownBaseError, match="known: 2.13.0"):
         base_module.known_base("1.0.0")
+
+
+def test_cached_sources_of_another_release_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rfc_shared import pristine
+
+    monkeypatch.setenv("TORCH_RFC_PRISTINE_CACHE", str(tmp_path))
+    tree = tmp_path / OTHER.series_dir_name / "torch"
+    tree.mkdir(parents=True)
+    (tree / "version.py").write_text("__version__ = '9.9.9'\ngit_version = 'abc'\n")
+    with pytest.raises(pristine.PristineSourcesError, match="holds torch 9.9.9 .*not torch 9.9.9"):
+        pristine.sources_dir(OTHER)
+    assert pristine.sources_dir(TORCH_2_13_0) == torch_package_dir()  # the installed release
