@@ -61,7 +61,8 @@ def _index(device: _Device) -> int:
 
 
 def is_available() -> bool:
-    return _C._device_count() > 0
+    # Over host memory acc always has its devices; over CUDA memory, CUDA's.
+    return not is_cuda_mode() or _C._device_count() > 0
 
 
 def is_initialized() -> bool:
@@ -186,12 +187,7 @@ class _AccDeviceProperties:
     minor: int
 
 
-def get_device_properties(device: _Device = None) -> Any:
-    index = _index(device)
-    if not 0 <= index < device_count():
-        raise IndexError(f"acc device index {index} out of range")
-    if is_cuda_mode():
-        return torch.cuda.get_device_properties(index)
+def _host_device_properties(index: int) -> _AccDeviceProperties:
     return _AccDeviceProperties(
         name=f"acc:{index} (host memory)",
         total_memory=16 * 1024**3,
@@ -200,6 +196,17 @@ def get_device_properties(device: _Device = None) -> Any:
         major=1,
         minor=0,
     )
+
+
+# Over CUDA memory acc:i is CUDA device i, properties included.
+_device_properties = torch.cuda.get_device_properties if is_cuda_mode() else _host_device_properties
+
+
+def get_device_properties(device: _Device = None) -> Any:
+    index = _index(device)
+    if not 0 <= index < device_count():
+        raise IndexError(f"acc device index {index} out of range")
+    return _device_properties(index)
 
 
 class _TensorType(type):
