@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -106,17 +107,29 @@ def bench_allocation() -> dict[str, float]:
     return out
 
 
+def _driver_version() -> str:
+    try:
+        done = subprocess.run(
+            ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown"
+    return done.stdout.split("\n", 1)[0].strip() or "unknown"
+
+
 def versions() -> dict[str, str]:
     import triton
 
     props = torch.cuda.get_device_properties(0)
-    driver = torch.cuda.driver_version() if hasattr(torch.cuda, "driver_version") else None
     return {
-        "gpu": props.name,
+        "gpu": f"{torch.cuda.device_count()} x {props.name}",
         "torch": f"{torch.__version__} (git {torch.version.git_version[:10]})",
         "triton": triton.__version__,
         "cuda": str(torch.version.cuda),
-        "driver": str(driver) if driver else "see nvidia-smi",
+        "driver": _driver_version(),
     }
 
 
