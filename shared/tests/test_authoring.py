@@ -180,3 +180,25 @@ def test_cached_sources_of_another_release_are_refused(
     with pytest.raises(pristine.PristineSourcesError, match="holds torch 9.9.9 .*not torch 9.9.9"):
         pristine.sources_dir(OTHER)
     assert pristine.sources_dir(TORCH_2_13_0) == torch_package_dir()  # the installed release
+
+
+def test_the_command_line_names_an_unknown_base(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "rfc_shared",
+            "workspace",
+            "shared",
+            "--base",
+            "1.0.0",
+            "--dest",
+            str(tmp_path / "ws"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert done.returncode == 1
+    assert "error: torch 1.0.0 is not a known base (known: 2.13.0, 2.11.0)" in done.stderr
+    assert not (tmp_path / "ws").exists()
