@@ -240,7 +240,7 @@ def refresh(
     base = read_torch_base(torch_dir)
     *deps, target = source_slices(root, name)
     target = dataclasses.replace(target, bases=tuple(dict.fromkeys((*target.bases, base))))
-    out = target.patches_dir() / base.series_dir_name
+    out = target.series_dir(base)
     with tempfile.TemporaryDirectory() as tmp:
         git(repo, *_FORMAT_PATCH, "-o", tmp, "deps..HEAD")
         fresh = sorted(Path(tmp).glob("*.patch"))

@@ -42,6 +42,8 @@ const at::Generator& default_generator(c10::DeviceIndex index);
 
 // Aliasing between acc and peer tensors (alias.cpp).
 at::Tensor peer_alias(const at::Tensor& acc);
+// `t` itself unless it is an acc tensor, whose peer alias it is then.
+at::Tensor as_peer(const at::Tensor& t);
 at::Tensor adopt_as_acc(const at::Tensor& peer, c10::Device device);
 // After a peer kernel wrote through `peer` (an alias of `acc`): follow a
 // resize into new memory, or new sizes and strides.

@@ -38,6 +38,10 @@ at::Tensor peer_alias(const at::Tensor& acc) {
       acc);
 }
 
+at::Tensor as_peer(const at::Tensor& t) {
+  return t.is_privateuseone() ? peer_alias(t) : t;
+}
+
 at::Tensor adopt_as_acc(const at::Tensor& peer, c10::Device device) {
   return with_layout_of(
       borrow(peer.storage(), device, allocator()), c10::DispatchKey::PrivateUse1, peer);

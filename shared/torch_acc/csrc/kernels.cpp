@@ -53,10 +53,6 @@ at::Tensor empty_strided(
       size, stride, allocator(), kAccKeys, c10::dtype_or_default(dtype));
 }
 
-at::Tensor as_peer(const at::Tensor& t) {
-  return t.is_privateuseone() ? peer_alias(t) : t;
-}
-
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   const auto reachable = [](const at::Tensor& t) {
     return t.is_privateuseone() || t.is_cpu() || t.device().type() == kPeerType;

@@ -100,11 +100,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       "_empty_strided",
       py::reinterpret_steal<py::object>(PyCFunction_New(&empty_strided_def, nullptr)));
   m.def("_memory_allocated", [](int64_t index) { return memory_allocated(checked(index)); });
-#ifdef TORCH_ACC_CUDA
-  m.attr("_peer") = "cuda";
-#else
-  m.attr("_peer") = "cpu";
-#endif
   m.def("_raw_stream", [](int64_t index) { return raw_stream(checked(index)); });
   // torch.Event.elapsed_time only accepts torch.Event itself, not subclasses.
   m.def("_elapsed_time", [](py::handle start, py::handle end) {

@@ -13,21 +13,17 @@
 namespace torch_acc {
 namespace {
 
-at::Tensor as_cpu(const at::Tensor& t) {
-  return t.is_privateuseone() ? peer_alias(t) : t;
-}
-
 // Runs `kernel` with a CPU alias of `out`, then brings `out` up to date.
 template <typename Kernel>
 at::Tensor& into(at::Tensor& out, Kernel kernel) {
-  at::Tensor cpu_out = as_cpu(out);
-  kernel(cpu_out);
-  sync_from_peer_alias(out, cpu_out);
+  at::Tensor peer_out = as_peer(out);
+  kernel(peer_out);
+  sync_from_peer_alias(out, peer_out);
   return out;
 }
 
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  return into(out, [&](at::Tensor& o) { at::cpu::mm_out(o, as_cpu(self), as_cpu(mat2)); });
+  return into(out, [&](at::Tensor& o) { at::cpu::mm_out(o, as_peer(self), as_peer(mat2)); });
 }
 
 at::Tensor& addmm_out(
@@ -38,12 +34,12 @@ at::Tensor& addmm_out(
     const c10::Scalar& alpha,
     at::Tensor& out) {
   return into(out, [&](at::Tensor& o) {
-    at::cpu::addmm_out(o, as_cpu(self), as_cpu(mat1), as_cpu(mat2), beta, alpha);
+    at::cpu::addmm_out(o, as_peer(self), as_peer(mat1), as_peer(mat2), beta, alpha);
   });
 }
 
 at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  return into(out, [&](at::Tensor& o) { at::cpu::bmm_out(o, as_cpu(self), as_cpu(mat2)); });
+  return into(out, [&](at::Tensor& o) { at::cpu::bmm_out(o, as_peer(self), as_peer(mat2)); });
 }
 
 at::Tensor& baddbmm_out(
@@ -54,7 +50,7 @@ at::Tensor& baddbmm_out(
     const c10::Scalar& alpha,
     at::Tensor& out) {
   return into(out, [&](at::Tensor& o) {
-    at::cpu::baddbmm_out(o, as_cpu(self), as_cpu(batch1), as_cpu(batch2), beta, alpha);
+    at::cpu::baddbmm_out(o, as_peer(self), as_peer(batch1), as_peer(batch2), beta, alpha);
   });
 }
 

@@ -101,9 +101,6 @@ class AccOverCudaDeviceOpOverrides(AccDeviceOpOverrides):
 
         return _OPTIONS_CHECK + get_device_op_overrides("cuda").kernel_driver()
 
-    def uses_gpu_cpp_wrapper(self) -> bool:
-        return True
-
     def cpp_wrapper_header_device(self) -> str:
         return "cuda"
 

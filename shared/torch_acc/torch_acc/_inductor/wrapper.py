@@ -37,12 +37,14 @@ class AccPythonWrapperCodegen(PythonWrapperCodegen):
             )
 
 
-def cpp_wrapper_codegen() -> type:
-    """acc's C++ wrapper for host mode: Inductor's CPU one, with the CPU's
-    wrapper header and C shims, since acc memory is host memory."""
-    from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
+def _cpp_wrapper_over(base: type, peer: str) -> type:
+    """Inductor's C++ wrapper class ``base`` for acc, with the wrapper header
+    and C shims of ``peer``, the device whose memory acc's is."""
 
-    class AccCppWrapperCpu(CppWrapperCpu):
+    def on_peer(device: str) -> str:
+        return peer if device == "acc" else device
+
+    class AccCppWrapper(base):  # type: ignore[misc, valid-type]
         @staticmethod
         def create(
             is_subgraph: bool,
@@ -50,57 +52,41 @@ def cpp_wrapper_codegen() -> type:
             parent_wrapper: PythonWrapperCodegen | None,
             partition_signatures: ir.GraphPartitionSignature | None = None,
         ) -> PythonWrapperCodegen:
-            return AccCppWrapperCpu()
-
-        @staticmethod
-        def get_device_include_path_jit(device: str) -> str:
-            return CppWrapperCpu.get_device_include_path_jit("cpu")
-
-        @staticmethod
-        def get_device_include_path_aot(device: str) -> str:
-            return CppWrapperCpu.get_device_include_path_aot("cpu")
-
-        @staticmethod
-        def get_c_shim_func_name(kernel: str, device: str) -> str:
-            # There are no acc C shims; the CPU's run on acc's host memory.
-            return CppWrapperCpu.get_c_shim_func_name(kernel, "cpu" if device == "acc" else device)
-
-    return AccCppWrapperCpu
-
-
-def cuda_cpp_wrapper_codegen() -> type:
-    """acc's C++ wrapper over CUDA memory: Inductor's GPU one, with CUDA's
-    wrapper header and C shims, since acc:i is CUDA device i."""
-    from torch._inductor.codegen.cpp_wrapper_gpu import CppWrapperGpu
-
-    def on_cuda(device: str) -> str:
-        return "cuda" if device == "acc" else device
-
-    class AccCppWrapperGpu(CppWrapperGpu):
-        @staticmethod
-        def create(
-            is_subgraph: bool,
-            subgraph_name: str | None,
-            parent_wrapper: PythonWrapperCodegen | None,
-            partition_signatures: ir.GraphPartitionSignature | None = None,
-        ) -> PythonWrapperCodegen:
-            return AccCppWrapperGpu()
+            return AccCppWrapper()
 
         # torch 2.13 names the header by mode (jit/aot), 2.11 by device alone.
         @staticmethod
         def get_device_include_path(device: str) -> str:
-            return CppWrapperGpu.get_device_include_path(on_cuda(device))
+            return base.get_device_include_path(on_peer(device))
 
         @staticmethod
         def get_device_include_path_jit(device: str) -> str:
-            return CppWrapperGpu.get_device_include_path_jit(on_cuda(device))
+            return base.get_device_include_path_jit(on_peer(device))
 
         @staticmethod
         def get_device_include_path_aot(device: str) -> str:
-            return CppWrapperGpu.get_device_include_path_aot(on_cuda(device))
+            return base.get_device_include_path_aot(on_peer(device))
 
         @staticmethod
         def get_c_shim_func_name(kernel: str, device: str) -> str:
-            return CppWrapperGpu.get_c_shim_func_name(kernel, on_cuda(device))
+            # acc has no C shims of its own; its peer's run on its memory.
+            return base.get_c_shim_func_name(kernel, on_peer(device))
 
-    return AccCppWrapperGpu
+    AccCppWrapper.__name__ = AccCppWrapper.__qualname__ = f"Acc{base.__name__}"
+    return AccCppWrapper
+
+
+def cpp_wrapper_codegen() -> type:
+    """acc's C++ wrapper for host mode: Inductor's CPU one, since acc memory is
+    host memory."""
+    from torch._inductor.codegen.cpp_wrapper_cpu import CppWrapperCpu
+
+    return _cpp_wrapper_over(CppWrapperCpu, "cpu")
+
+
+def cuda_cpp_wrapper_codegen() -> type:
+    """acc's C++ wrapper over CUDA memory: Inductor's GPU one, since acc:i is
+    CUDA device i."""
+    from torch._inductor.codegen.cpp_wrapper_gpu import CppWrapperGpu
+
+    return _cpp_wrapper_over(CppWrapperGpu, "cuda")
