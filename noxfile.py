@@ -1,10 +1,13 @@
 """Every workflow of the project is a nox session; bare ``nox`` runs what CI runs.
 
-All sessions share one prepared environment (``.nox/_env``: torch 2.13.0, the
-test and docs tools, every package of the repository). Installing torch into
-ten fresh virtualenvs would cost minutes each; a session instead selects what
-the overlay applies with ``TORCH_RFC_SLICES``, and checks that the overlay
-reports exactly that selection before it runs anything.
+Sessions share one prepared environment per torch base (``.nox/_env-<version>``:
+that torch, the test and docs tools, every package of the repository).
+Installing torch into a fresh virtualenv per session would cost minutes each; a
+session instead selects what the overlay applies with ``TORCH_RFC_SLICES`` and
+checks that the overlay reports exactly that selection before it runs anything.
+
+The slice roster is read from the slice folders' ``pyproject.toml`` files (the
+``torch_rfc.slices`` entry points); nothing here lists slices by hand.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import json
 import os
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import nox
@@ -24,39 +28,81 @@ nox.options.default_venv_backend = "none"
 nox.options.error_on_external_run = False
 
 ROOT = Path(__file__).parent.resolve()
-ENV = ROOT / ".nox" / "_env"
-PYTHON = "python3.11"  # the local torch 2.13.0 CPU wheel is cp311
-TORCH = "torch==2.13.0"
-TRITON = "triton==3.7.1"  # the release torch 2.13.0 pairs with
-ACC = ROOT / "shared" / "torch_acc"
-WHEELS = ROOT / ".nox" / "_wheels"
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
-
-# Slice name -> the folder of its package, in stack order.
-SLICES = {
-    "shared": "shared",
-    "rfc1": "rfc1_identity",
-    "rfc2": "rfc2_dynamo",
-    "rfc3": "rfc3_inductor",
-    "lazy_reg": "rfc_lazy_reg",
-    "backend_feature": "rfc_backend_feature",
-}
-# Required slices beyond shared (mirrors each package's Slice declaration).
-REQUIRES = {"rfc3": ["rfc1"], "backend_feature": ["rfc1"]}
-
-nox.options.sessions = [
-    "lint",
-    *SLICES,
-    "stacked",
-    "control",
-    "conformance",
-    "docs",
-]
+PYTHON = "python3.11"  # the local torch 2.13.0 CPU wheel is cp311
+SLICES_VAR = "TORCH_RFC_SLICES"  # rfc_shared.selection.ENV, read before it is installed
+SLICE_GROUP = "torch_rfc.slices"
+ENGINE = ROOT / "shared"
+ACC = ROOT / "torch_acc"
+WHEELS = ROOT / ".nox" / "_wheels"
 GENERATED = ROOT / "docs" / "_generated"
 # Tests of the slices together (bad inputs, faults, invariance); run stacked.
 RELIABILITY = ROOT / "tests" / "reliability"
 # acc's Triton kernels run in Triton's interpreter on machines without a GPU.
 COMPILE_ENV = {"TRITON_INTERPRET": "1"}
+
+
+@dataclass(frozen=True)
+class Base:
+    """A torch release the sessions install, and how."""
+
+    version: str
+    requirements: tuple[str, ...]
+
+    @property
+    def env(self) -> Path:
+        return ROOT / ".nox" / f"_env-{self.version}"
+
+    @property
+    def python(self) -> str:
+        return str(self.env / "bin" / "python")
+
+
+BASES = {
+    # PyPI's regular wheel (there is no CPU-only one); it brings the triton
+    # it pairs with and runs without a GPU.
+    "2.15.0": Base("2.15.0", ("torch==2.15.0",)),
+    # The local CPU wheel (pip's configured wheel folder); triton is not its
+    # dependency, so the release it pairs with is named.
+    "2.13.0": Base("2.13.0", ("torch==2.13.0", "triton==3.7.1")),
+}
+PRIMARY = BASES["2.15.0"]
+BACKPORTS: tuple[Base, ...] = (BASES["2.13.0"],)
+# Our own pip calls may install releases newer than a machine-wide pip
+# constraints file admits; this overrides it for them only.
+PIP_ENV = {"PIP_CONSTRAINT": os.devnull}
+
+
+def _project_folders() -> dict[str, Path]:
+    """Every distribution folder but the backend's, by folder name."""
+    return {
+        p.parent.name: p.parent for p in sorted(ROOT.glob("*/pyproject.toml")) if p.parent != ACC
+    }
+
+
+def _slice_folders() -> dict[str, Path]:
+    """Slice name -> folder, from the slice folders' entry points."""
+    found = {}
+    for folder in _project_folders().values():
+        project = nox.project.load_toml(folder / "pyproject.toml").get("project", {})
+        for name in project.get("entry-points", {}).get(SLICE_GROUP, {}):
+            found[name] = folder
+    return found
+
+
+SLICES = _slice_folders()
+
+nox.options.sessions = [
+    "lint",
+    "engine",
+    "acc",
+    *SLICES,
+    "stacked",
+    "control",
+    "conformance",
+    "docs",
+    *(f"backport-{b.version}" for b in BACKPORTS),
+]
 
 
 def _digest(*parts: object) -> str:
@@ -80,69 +126,64 @@ def _tree_digest(folder: Path, exclude: tuple[str, ...] = ()) -> str:
     return h.hexdigest()
 
 
-def _python() -> str:
-    return str(ENV / "bin" / "python")
+def _pip(session: nox.Session, base: Base, *args: str) -> None:
+    session.run(base.python, "-m", "pip", "install", "-q", *args, external=True, env=PIP_ENV)
 
 
-def _pip(session: nox.Session, *args: str) -> None:
-    session.run(_python(), "-m", "pip", "install", "-q", *args, external=True)
-
-
-def _prepare(session: nox.Session) -> str:
-    """Create or update the shared environment; returns its interpreter."""
-    stamps = ENV / ".stamps.json"
-    if not (ENV / "bin" / "python").exists():
-        session.log(f"creating the shared environment {ENV.relative_to(ROOT)}")
+def _prepare(session: nox.Session, base: Base = PRIMARY) -> str:
+    """Create or update ``base``'s environment; returns its interpreter."""
+    stamps = base.env / ".stamps.json"
+    if not Path(base.python).exists():
+        session.log(f"creating the environment {base.env.relative_to(ROOT)}")
         interpreter = shutil.which(PYTHON)
         if interpreter is None:
-            session.error(f"{PYTHON} is required (torch 2.13.0's CPU wheel is cp311)")
-        session.run(interpreter, "-m", "venv", str(ENV), external=True)
-        _pip(session, "--upgrade", "pip")
+            session.error(f"{PYTHON} is required")
+        session.run(interpreter, "-m", "venv", str(base.env), external=True)
+        _pip(session, base, "--upgrade", "pip")
     done = json.loads(stamps.read_text()) if stamps.exists() else {}
 
     groups = nox.project.dependency_groups(PYPROJECT, "test", "docs", "lint", "build", "bench")
-    wanted = _digest(TORCH, TRITON, groups)
+    wanted = _digest(base.requirements, groups)
     if done.get("requirements") != wanted:
-        session.log("installing torch, triton and the tools (first run: a few minutes)")
-        _pip(session, TORCH, TRITON, *groups)
+        session.log(f"installing torch {base.version} and the tools (first run: a few minutes)")
+        _pip(session, base, *base.requirements, *groups)
         done["requirements"] = wanted
         stamps.write_text(json.dumps(done))
 
-    wheel = _acc_wheel(session)
+    wheel = _acc_wheel(session, base)
     if done.get("torch_acc") != str(wheel):
-        _pip(session, "--force-reinstall", "--no-deps", str(wheel))
+        _pip(session, base, "--force-reinstall", "--no-deps", str(wheel))
         done["torch_acc"] = str(wheel)
         stamps.write_text(json.dumps(done))
 
-    # torch_acc (inside shared/) is a separate distribution, built above.
-    digests = {f: _tree_digest(ROOT / f, exclude=("torch_acc",)) for f in SLICES.values()}
-    changed = [f for f, digest in digests.items() if done.get(f) != digest]
+    folders = _project_folders()
+    digests = {name: _tree_digest(folder) for name, folder in folders.items()}
+    changed = [name for name, digest in digests.items() if done.get(name) != digest]
     if changed:
         session.log(f"installing {', '.join(changed)}")
-        folders = [str(ROOT / f) for f in changed]
-        _pip(session, "--force-reinstall", "--no-deps", *folders)
-        _pip(session, *folders)  # their dependencies, if new
-        for folder in changed:
-            done[folder] = digests[folder]
+        paths = [str(folders[name]) for name in changed]
+        _pip(session, base, "--force-reinstall", "--no-deps", *paths)
+        _pip(session, base, *paths)  # their dependencies, if new
+        for name in changed:
+            done[name] = digests[name]
         stamps.write_text(json.dumps(done))
     else:
-        session.log("reusing the shared environment (packages unchanged)")
-    return _python()
+        session.log(f"reusing {base.env.relative_to(ROOT)} (packages unchanged)")
+    return base.python
 
 
-def _acc_wheel(session: nox.Session) -> Path:
+def _acc_wheel(session: nox.Session, base: Base) -> Path:
     """torch_acc's wheel, built once per torch version and source hash."""
-    torch_version = session.run(
-        _python(), "-c", "import torch; print(torch.__version__)", external=True, silent=True
-    ).strip()
-    folder = WHEELS / f"torch_acc-{torch_version}-{_tree_digest(ACC)[:16]}"
+    # Its tests and benchmarks are not in the wheel.
+    digest = _tree_digest(ACC, exclude=("tests", "benchmarks"))
+    folder = WHEELS / f"torch_acc-{base.version}-{digest[:16]}"
     built = sorted(folder.glob("torch_acc-*.whl"))
     if built:
         session.log(f"reusing the torch_acc wheel {built[0].relative_to(ROOT)}")
         return built[0]
-    session.log(f"building torch_acc for torch {torch_version} (C++ extension, a few minutes)")
+    session.log(f"building torch_acc for torch {base.version} (C++ extension, a few minutes)")
     session.run(
-        _python(),
+        base.python,
         "-m",
         "pip",
         "wheel",
@@ -153,31 +194,28 @@ def _acc_wheel(session: nox.Session) -> Path:
         str(folder),
         str(ACC),
         external=True,
-        env={"MAX_JOBS": str(os.cpu_count() or 2)},
+        # The CUDA extension is built on GPU machines only (tools/gpu_run.sh).
+        env={**PIP_ENV, "MAX_JOBS": str(os.cpu_count() or 2), "TORCH_ACC_BUILD_CUDA": "0"},
     )
     return sorted(folder.glob("torch_acc-*.whl"))[0]
 
 
-def _closure(name: str) -> list[str]:
-    wanted = {"shared", name, *REQUIRES.get(name, [])}
-    return [s for s in SLICES if s in wanted]
-
-
-def _check_overlay(session: nox.Session, py: str, slices: str, expected: list[str]) -> None:
-    """Fail unless ``TORCH_RFC_SLICES=slices`` makes the overlay serve ``expected``."""
-    session.run(
+def _check_overlay(session: nox.Session, py: str, slices: str) -> None:
+    """Fail unless ``TORCH_RFC_SLICES=slices`` serves exactly what it resolves to."""
+    report = session.run(
         py,
         "-m",
         "rfc_shared",
         "status",
         "--import-torch",
-        "--expect",
-        ",".join(expected),
+        "--expect-closure",
+        slices,
         external=True,
         silent=True,
-        env={"TORCH_RFC_SLICES": slices},
+        env={SLICES_VAR: slices},
     )
-    session.log(f"overlay serves: {', '.join(expected) or 'stock torch'}")
+    served = [s["name"] for s in json.loads(report)["slices"]]
+    session.log(f"overlay serves: {', '.join(served) or 'stock torch'}")
 
 
 def _pytest(session: nox.Session, py: str, *args: str, slices: str) -> None:
@@ -192,18 +230,34 @@ def _pytest(session: nox.Session, py: str, *args: str, slices: str) -> None:
         *args,
         *session.posargs,
         external=True,
-        env={**COMPILE_ENV, "TORCH_RFC_SLICES": slices},
+        env={**COMPILE_ENV, SLICES_VAR: slices},
     )
 
 
-def _test_dirs(names: list[str]) -> list[str]:
-    dirs = []
-    for name in names:
-        folders = [ROOT / SLICES[name] / "tests"]
-        if name == "shared":
-            folders.append(ACC / "tests")
-        dirs += [str(f) for f in folders if any(f.rglob("test_*.py"))]
-    return dirs
+def _test_dirs(folders: list[Path]) -> list[str]:
+    dirs = [folder / "tests" for folder in folders]
+    return [str(d) for d in dirs if any(d.rglob("test_*.py"))]
+
+
+def _upstream_tests(
+    session: nox.Session, py: str, slices: str, only: str | None = None
+) -> list[str]:
+    """The tests the selected slices' patches carry, written out per slice
+    (``only``: that slice's alone)."""
+    dest = ROOT / ".nox" / "_upstream_tests" / Path(py).parents[1].name / slices.replace(",", "-")
+    out = session.run(
+        py,
+        "-m",
+        "rfc_shared",
+        "upstream-tests",
+        str(dest),
+        "--slices",
+        slices,
+        external=True,
+        silent=True,
+    )
+    folders = [line for line in out.splitlines() if line.strip()]
+    return [f for f in folders if only is None or Path(f).name == only]
 
 
 def _doctest(session: nox.Session, py: str, pages: list[str], slices: str) -> None:
@@ -225,27 +279,27 @@ def _doctest(session: nox.Session, py: str, pages: list[str], slices: str) -> No
         str(out),
         *existing,
         external=True,
-        env={**COMPILE_ENV, "TORCH_RFC_SLICES": slices},
+        env={**COMPILE_ENV, SLICES_VAR: slices},
     )
 
 
-def _slice_session(name: str) -> None:
+def _slice_session(name: str, folder: Path) -> None:
     def run(session: nox.Session) -> None:
         py = _prepare(session)
-        _check_overlay(session, py, name, _closure(name))
-        dirs = _test_dirs([name])
+        _check_overlay(session, py, name)
+        dirs = _test_dirs([folder]) + _upstream_tests(session, py, name, only=name)
         if dirs:
             _pytest(session, py, *dirs, slices=name)
         else:
             session.log(f"slice {name} has no tests yet")
         _doctest(session, py, [f"{name}.md"], slices=name)
 
-    run.__doc__ = f"Slice {name} alone (with its dependencies): its tests and its docs examples."
+    run.__doc__ = f"Slice {name} alone (with the slices it requires): its tests and docs examples."
     nox.session(name=name)(run)
 
 
-for _name in SLICES:
-    _slice_session(_name)
+for _name, _folder in SLICES.items():
+    _slice_session(_name, _folder)
 
 
 @nox.session
@@ -257,52 +311,97 @@ def lint(session: nox.Session) -> None:
 
 
 @nox.session
+def engine(session: nox.Session) -> None:
+    """The overlay engine, authoring tools and kits (rfc_shared) on their own."""
+    py = _prepare(session)
+    _pytest(session, py, *_test_dirs([ENGINE]), slices="none")
+
+
+@nox.session
+def acc(session: nox.Session) -> None:
+    """The reference backend torch_acc: eager, its compile pieces, stock torch's baseline."""
+    py = _prepare(session)
+    _pytest(session, py, *_test_dirs([ACC]), slices="all")
+
+
+def _stacked(session: nox.Session, base: Base) -> None:
+    py = _prepare(session, base)
+    _check_overlay(session, py, "all")
+    dirs = _test_dirs([ENGINE, ACC, *SLICES.values()]) + _upstream_tests(session, py, "all")
+    _pytest(session, py, *dirs, str(RELIABILITY), slices="all")
+
+
+def _control(session: nox.Session, base: Base) -> None:
+    py = _prepare(session, base)
+    _check_overlay(session, py, "none")
+    dirs = _test_dirs(list(SLICES.values())) + _upstream_tests(session, py, "all")
+    _pytest(session, py, "--control", *dirs, slices="none")
+
+
+def _conformance_matrix(session: nox.Session, base: Base) -> None:
+    py = _prepare(session, base)
+    out = GENERATED / "conformance"
+    session.run(
+        py,
+        "-m",
+        "rfc_shared.conformance",
+        "--backend",
+        "torch_acc",
+        "--base",
+        base.version,
+        "--matrix",
+        "--markdown",
+        str(out / f"torch-{base.version}.md"),
+        "--json",
+        str(out / f"torch-{base.version}.json"),
+        *session.posargs,
+        external=True,
+        env=COMPILE_ENV,
+    )
+    session.log(f"Markdown: {(out / f'torch-{base.version}.md').relative_to(ROOT)}")
+
+
+@nox.session
 def stacked(session: nox.Session) -> None:
     """All slices applied together: every test suite, then the reliability suite."""
-    py = _prepare(session)
-    _check_overlay(session, py, "all", list(SLICES))
-    _pytest(session, py, *_test_dirs(list(SLICES)), str(RELIABILITY), slices="all")
+    _stacked(session, PRIMARY)
 
 
 @nox.session
 def control(session: nox.Session) -> None:
     """Slice-marked tests on stock torch: each must fail, or the session fails."""
-    py = _prepare(session)
-    _check_overlay(session, py, "none", [])
-    _pytest(session, py, "--control", *_test_dirs(list(SLICES)), slices="none")
-
-
-def _conformance_matrix(session: nox.Session, py: str) -> None:
-    session.run(
-        py,
-        "-m",
-        "rfc_shared.conformance",
-        "--matrix",
-        "--markdown",
-        str(GENERATED / "conformance.md"),
-        *session.posargs,
-        external=True,
-        env=COMPILE_ENV,
-    )
+    _control(session, PRIMARY)
 
 
 @nox.session
 def conformance(session: nox.Session) -> None:
     """The main job: probe acc at every RFC site, stock vs each slice vs stacked."""
-    py = _prepare(session)
-    _conformance_matrix(session, py)
-    session.log(f"Markdown: {(GENERATED / 'conformance.md').relative_to(ROOT)}")
+    _conformance_matrix(session, PRIMARY)
+
+
+def _backport_session(base: Base) -> None:
+    def run(session: nox.Session) -> None:
+        _stacked(session, base)
+        _control(session, base)
+        _conformance_matrix(session, base)
+
+    run.__doc__ = f"The torch {base.version} backports: stacked, control and conformance."
+    nox.session(name=f"backport-{base.version}")(run)
+
+
+for _base in BACKPORTS:
+    _backport_session(_base)
 
 
 @nox.session
 def docs(session: nox.Session) -> None:
     """Sphinx docs with every slice applied: doctest, then HTML; warnings are errors."""
     py = _prepare(session)
-    if not (GENERATED / "conformance.md").exists():
-        _conformance_matrix(session, py)
+    if not (GENERATED / "conformance" / f"torch-{PRIMARY.version}.md").exists():
+        _conformance_matrix(session, PRIMARY)
     if not (GENERATED / "bad_inputs.md").exists():  # written by the bad-input tests
         _pytest(session, py, "-q", str(RELIABILITY / "test_bad_inputs.py"), slices="all")
-    env = {**COMPILE_ENV, "TORCH_RFC_SLICES": "all"}
+    env = {**COMPILE_ENV, SLICES_VAR: "all"}
     for builder in ("doctest", "html"):
         session.run(
             py,
@@ -349,7 +448,7 @@ def _slice_args(session: nox.Session) -> list[str]:
 
 @nox.session(default=False)
 def export(session: nox.Session) -> None:
-    """Write a slice as a git-am-able series plus its upstream tests (nox -s export -- rfc2)."""
+    """Write a slice as a git-am-able series with its tests (nox -s export -- rfc2)."""
     py = _prepare(session)
     session.run(py, "-m", "rfc_shared", "export", *_slice_args(session), external=True)
 
@@ -375,7 +474,7 @@ def series(session: nox.Session) -> None:
     Not in the default run: other bases' sources come from their wheels
     (hundreds of MB, downloaded once)."""
     py = _prepare(session)
-    session.run(py, "-m", "rfc_shared", "check-series", external=True)
+    session.run(py, "-m", "rfc_shared", "check-series", external=True, env=PIP_ENV)
 
 
 if __name__ == "__main__":

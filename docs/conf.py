@@ -24,5 +24,5 @@ html_title = "PrivateUse1 x torch.compile"
 doctest_global_setup = """
 import torch
 from rfc_shared.testing.backends import ensure_privateuse1_backend
-ensure_privateuse1_backend()
+ensure_privateuse1_backend("torch_acc")  # the reference backend
 """

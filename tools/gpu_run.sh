@@ -16,7 +16,12 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RESULTS=${1:-$ROOT/gpu-results}
 WHEELHOUSE=${WHEELHOUSE:-$ROOT/.wheelhouse}
 PY=${PYTHON:-python3}
-SLICES=(shared rfc1_identity rfc2_dynamo rfc3_inductor rfc_lazy_reg rfc_backend_feature)
+# The engine and every slice: each top-level folder with a pyproject.toml but the backend.
+PACKAGES=()
+for project in "$ROOT"/*/pyproject.toml; do
+  folder=$(dirname "$project")
+  [ "$(basename "$folder")" = torch_acc ] || PACKAGES+=("$folder")
+done
 mkdir -p "$RESULTS"
 
 step() { echo "[gpu_run $(date +%H:%M:%S)] $*" >&2; }
@@ -25,26 +30,26 @@ step "$($PY -c 'import sys, torch, triton; print("python", sys.version.split()[0
 step "installing the project's packages (no network; wheelhouse: $WHEELHOUSE)"
 pip_install() { $PY -m pip install -q --no-index --find-links "$WHEELHOUSE" "$@"; }
 pip_install hatchling expecttest
-pip_install --no-build-isolation "${SLICES[@]/#/$ROOT/}"
+pip_install --no-build-isolation "${PACKAGES[@]}"
 step "building torch_acc with CUDA ($(nproc) jobs)"
-MAX_JOBS=$(nproc) pip_install --no-deps --no-build-isolation "$ROOT/shared/torch_acc"
+MAX_JOBS=$(nproc) pip_install --no-deps --no-build-isolation "$ROOT/torch_acc"
 
 cd "$RESULTS"  # never import from the source tree
 step "overlay"
-$PY -m rfc_shared status --import-torch --expect shared,rfc1,rfc2,rfc3,lazy_reg,backend_feature \
-  | tee overlay.json
+$PY -m rfc_shared status --import-torch --expect-closure all | tee overlay.json
 export TORCH_ACC_MODE=cuda
 
 step "GPU tests"
 set +e
-$PY -m pytest -q -p no:cacheprovider "$ROOT/shared/torch_acc/tests/test_cuda_mode.py" \
-  "$ROOT/shared/torch_acc/tests/test_zero_monkeypatch.py" \
+$PY -m pytest -q -p no:cacheprovider -p rfc_shared.testing.plugin --privateuse1-backend torch_acc \
+  "$ROOT/torch_acc/tests/test_cuda_mode.py" \
+  "$ROOT/torch_acc/tests/test_zero_monkeypatch.py" \
   2>&1 | tee tests.log
 tests=${PIPESTATUS[0]}
 set -e
 
 step "benchmark"
-$PY -m rfc_shared.bench.gpu --json bench.json > bench.md
+$PY "$ROOT/torch_acc/benchmarks/gpu.py" --json bench.json > bench.md
 step "tests: $( [ "$tests" = 0 ] && echo passed || echo FAILED ) ($(tail -1 tests.log))"
 cat bench.md
 exit "$tests"

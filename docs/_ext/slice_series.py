@@ -1,6 +1,8 @@
 """``{slice-series} NAME``: render a slice's patch series from the source tree.
 
-The docs show the series that is applied and exported, never a copy of it.
+The series for the slice's primary base is shown whole; each port to another
+base is listed by its patches' subjects. The docs show the series that is
+applied and exported, never a copy of it.
 """
 
 from __future__ import annotations
@@ -10,9 +12,8 @@ from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
 from rfc_shared.authoring import from_source, project_root
-from rfc_shared.base import installed_torch_base
-from rfc_shared.patchfile import read_patch
-from rfc_shared.slices import discover_slices
+from rfc_shared.overlay.patchfile import read_patch
+from rfc_shared.overlay.slices import discover_slices
 
 
 class SliceSeries(SphinxDirective):
@@ -25,8 +26,11 @@ class SliceSeries(SphinxDirective):
         if name not in installed:
             raise self.error(f"unknown slice {name!r}")
         source = from_source(project_root(self.env.srcdir), installed[name])
-        files = source.series_files(installed_torch_base())
-        out: list[nodes.Node] = []
+        primary, *ports = source.bases
+        files = source.series_files(primary)
+        out: list[nodes.Node] = [
+            nodes.paragraph(text=f"The series against {primary}, as exported:")
+        ]
         if not files:
             out.append(nodes.paragraph(text=f"The series of slice {name} is empty so far."))
         for file in files:
@@ -37,6 +41,15 @@ class SliceSeries(SphinxDirective):
             block = nodes.literal_block(text, text)
             block["language"] = "diff"
             out.append(block)
+        for base in ports:
+            subjects = nodes.bullet_list()
+            for file in source.series_files(base):
+                self.env.note_dependency(str(file))
+                item = nodes.list_item()
+                item += nodes.paragraph(text=f"{file.name}: {read_patch(file).subject}")
+                subjects += item
+            out.append(nodes.rubric(text=f"The port to {base}"))
+            out.append(subjects)
         return out
 
 

@@ -154,7 +154,7 @@ IDENTITY = f"""
 
 def test_builtin_devices_get_the_stock_answers(utils) -> None:
     assert type(utils.GPU_TYPES).__name__ == "_GpuTypes"  # rfc1's live GPU_TYPES
-    stock = last_json(run_python(IDENTITY, env={"TORCH_RFC_SLICES": "none"}))
+    stock = last_json(run_python(IDENTITY, slices="none"))
     assert last_json(run_python(IDENTITY)) == stock
 
 

@@ -44,8 +44,8 @@ print(json.dumps({
 
 def test_dynamo_tables_for_builtin_devices_are_stock() -> None:
     slices = os.environ.get("TORCH_RFC_SLICES", "all")
-    stock = last_json(run_python(DUMP_TABLES, env={"TORCH_RFC_SLICES": "none"}))
-    overlaid = last_json(run_python(DUMP_TABLES, env={"TORCH_RFC_SLICES": slices}))
+    stock = last_json(run_python(DUMP_TABLES, slices="none"))
+    overlaid = last_json(run_python(DUMP_TABLES, slices=slices))
     assert overlaid.keys() == stock.keys()
     for table in stock:
         assert overlaid[table] == stock[table], table

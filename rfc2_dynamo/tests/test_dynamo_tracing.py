@@ -8,13 +8,17 @@ import warnings
 import pytest
 import torch
 
+import torch_acc  # noqa: F401  (the programs are written against torch.acc)
 from rfc_shared.conformance.harness import register, variant
 from rfc_shared.testing.dynamo_programs import (
-    PROGRAMS,
     compile_and_count,
     fullgraph_graphs,
+    programs,
     report_in_fresh_interpreter,
 )
+
+
+PROGRAMS = programs(torch.acc)
 
 
 pytestmark = pytest.mark.slice("rfc2")

@@ -318,7 +318,8 @@ def test_generated_code_for_cpu_is_identical_to_stock(tmp_path: Path) -> None:
     stock = last_json(
         run_python(
             CPU_CODE,
-            env={"TORCH_RFC_SLICES": "none", "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "a")},
+            slices="none",
+            env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "a")},
         )
     )
     overlaid = last_json(run_python(CPU_CODE, env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "b")}))

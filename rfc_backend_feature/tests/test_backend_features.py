@@ -118,5 +118,5 @@ def test_builtin_devices_get_the_stock_answers() -> None:
     from torch._dynamo.device_interface import BackendFeature
 
     assert BackendFeature.FP16_FFT  # the slice is applied in this process
-    stock = last_json(run_python(BUILTIN, env={"TORCH_RFC_SLICES": "none"}))
+    stock = last_json(run_python(BUILTIN, slices="none"))
     assert last_json(run_python(BUILTIN)) == stock

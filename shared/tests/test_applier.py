@@ -1,7 +1,7 @@
 import pytest
 
-from rfc_shared.applier import HunkMismatchError, apply_hunks
-from rfc_shared.patchfile import Hunk
+from rfc_shared.overlay.applier import HunkMismatchError, apply_hunks
+from rfc_shared.overlay.patchfile import Hunk
 
 
 TEXT = "".join(f"line {i}\n" for i in range(1, 21))

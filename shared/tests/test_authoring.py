@@ -11,24 +11,28 @@ from pathlib import Path
 
 import pytest
 
-from rfc_shared import authoring, core
-from rfc_shared import base as base_module
-from rfc_shared.base import TORCH_2_13_0, TorchBase, torch_package_dir
+import rfc_registry_core as core
+from rfc_shared import authoring
 from rfc_shared.overlay import Overlay
-from rfc_shared.slices import discover_slices
+from rfc_shared.overlay import base as base_module
+from rfc_shared.overlay.base import TORCH_2_13_0, TorchBase, torch_package_dir
+from rfc_shared.overlay.slices import discover_slices
 
 
 REPO = Path(__file__).resolve().parents[2]
-SERIES = Path("shared/src/rfc_shared/patches") / TORCH_2_13_0.series_dir_name
+SLICE_DIR = Path("rfc_registry_core")
+SERIES = SLICE_DIR / "src" / "rfc_registry_core" / "patches" / TORCH_2_13_0.series_dir_name
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
-    (root / "shared").mkdir(parents=True)
+    root.mkdir()
     (root / "noxfile.py").write_text("")
     shutil.copytree(REPO / SERIES, root / SERIES)
-    shutil.copytree(REPO / "shared" / "tests" / "upstream", root / "shared" / "tests" / "upstream")
+    shutil.copytree(
+        REPO / SLICE_DIR / "tests" / "upstream", root / SLICE_DIR / "tests" / "upstream"
+    )
     return root
 
 
@@ -117,7 +121,7 @@ def test_a_series_ports_to_another_base_and_refresh_writes_it(
     repo = authoring.workspace("shared", tmp_path / "ws", project, base=OTHER)
     assert "Moved down" in (repo / "torch" / "_dynamo" / "device_interface.py").read_text()
     authoring.refresh("shared", repo, project, base=OTHER)
-    ported = project / "shared/src/rfc_shared/patches" / OTHER.series_dir_name
+    ported = project / SERIES.parent / OTHER.series_dir_name
     assert (ported / "series").is_file()
     shared = authoring.source_slices(project, "shared")
     assert OTHER in shared[0].bases
@@ -164,14 +168,14 @@ def test_a_slice_is_not_ported_before_its_dependencies(
 
 
 def test_unknown_base_is_a_clear_error() -> None:
-    with pytest.raises(base_module.UnknownBaseError, match="known: 2.13.0"):
+    with pytest.raises(base_module.UnknownBaseError, match="known: 2.15.0, 2.13.0, 2.11.0"):
         base_module.known_base("1.0.0")
 
 
 def test_cached_sources_of_another_release_are_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from rfc_shared import pristine
+    from rfc_shared.authoring import pristine
 
     monkeypatch.setenv("TORCH_RFC_PRISTINE_CACHE", str(tmp_path))
     tree = tmp_path / OTHER.series_dir_name / "torch"
@@ -200,5 +204,5 @@ def test_the_command_line_names_an_unknown_base(tmp_path: Path) -> None:
         cwd=REPO,
     )
     assert done.returncode == 1
-    assert "error: torch 1.0.0 is not a known base (known: 2.13.0, 2.11.0)" in done.stderr
+    assert "error: torch 1.0.0 is not a known base (known: 2.15.0, 2.13.0, 2.11.0)" in done.stderr
     assert not (tmp_path / "ws").exists()

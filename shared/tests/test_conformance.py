@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rfc_shared.conformance.probes import PROBES
+from rfc_shared.conformance.probes import load
+from rfc_shared.overlay.slices import discover_slices
 from rfc_shared.testing.helpers import run_python
 
 
@@ -37,28 +38,27 @@ SITES = [
 
 
 def conformance(*args: str, slices: str = "none") -> dict:
+    args = ("--backend", "torch_acc", *args)
     done = run_python(
         f"import sys; sys.argv[1:] = {list(args)!r}\n"
         "from rfc_shared.conformance.__main__ import main; main()",
-        env={"TORCH_RFC_SLICES": slices, "TRITON_INTERPRET": "1"},
+        slices=slices,
+        env={"TRITON_INTERPRET": "1"},
     )
     return json.loads(done.stdout)
 
 
 def test_every_site_the_rfcs_name_has_a_probe() -> None:
-    assert set(SITES) <= set(PROBES)
-    assert all(
-        p.slice in ("shared", "rfc1", "rfc2", "rfc3", "lazy_reg", "backend_feature")
-        for p in PROBES.values()
-    )
+    assert set(SITES) <= set(load())
+    assert {p.slice for p in load().values()} == set(discover_slices())
 
 
 def test_on_stock_torch_every_probe_fails_with_evidence() -> None:
     report = conformance("--format", "json", "--evidence")
-    assert set(report["probes"]) == set(PROBES)
+    assert set(report["probes"]) == set(load())
     statuses = {probe: columns["stock"] for probe, columns in report["probes"].items()}
     assert set(statuses.values()) == {"fail"}, statuses
-    assert all(report["evidence"][p]["stock"] for p in PROBES)
+    assert all(report["evidence"][p]["stock"] for p in load())
     assert report["evidence"]["rfc1.is_gpu"]["stock"] == (
         "is_gpu('acc') answered {'gpu': False, 'not_gpu': False}"
     )

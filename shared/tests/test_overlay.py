@@ -37,7 +37,7 @@ def test_patched_module_keeps_its_file_and_shows_patched_source() -> None:
             "traceback": tb,
         }}))
         """,
-        env={"TORCH_RFC_SLICES": "shared"},
+        slices="shared",
     )
     info = last_json(done)
     expected = str(Path(info["torch_dir"]) / "_dynamo" / "device_interface.py")
@@ -57,7 +57,7 @@ def test_none_serves_stock_torch() -> None:
         print(json.dumps([hasattr(di, "{PRIMITIVE}"), overlay.report()["active"],
                           [type(f).__name__ for f in sys.meta_path]]))
         """,
-        env={"TORCH_RFC_SLICES": "none"},
+        slices="none",
     )
     has_primitive, active, finders = last_json(done)
     assert not has_primitive and not active
@@ -71,7 +71,7 @@ def test_report_names_slices_versions_and_series_hash() -> None:
         from rfc_shared import overlay
         print(json.dumps(overlay.report()))
         """,
-        env={"TORCH_RFC_SLICES": "shared"},
+        slices="shared",
     )
     report = last_json(done)
     assert report["active"] is True
@@ -85,7 +85,7 @@ BROKEN_SLICE = """
     import json, sys
     from pathlib import Path
     from rfc_shared import overlay
-    from rfc_shared.slices import discover_slices
+    from rfc_shared.overlay.slices import discover_slices
     from rfc_shared.testing.helpers import format_patch, pristine, write_slice
 
     root = Path(sys.argv[1])
@@ -109,9 +109,7 @@ def test_a_failing_hunk_raises_and_patches_nothing(tmp_path: Path) -> None:
                           hasattr(di, "register_interface_for_device_PrivateUse1")]))
         """
     )
-    done = run_python(
-        code.replace("sys.argv[1]", repr(str(tmp_path))), env={"TORCH_RFC_SLICES": "none"}
-    )
+    done = run_python(code.replace("sys.argv[1]", repr(str(tmp_path))), slices="none")
     error, inactive, utils_patched, shared_patched = last_json(done)
     assert "slice 'broken'" in error and "0001-change.patch" in error
     assert "torch/_dynamo/device_interface.py" in error and "hunk #1" in error
@@ -124,8 +122,8 @@ def test_wrong_torch_version_is_refused(tmp_path: Path) -> None:
         import json
         from pathlib import Path
         from rfc_shared import overlay
-        from rfc_shared.base import TorchBase
-        from rfc_shared.slices import BaseMismatchError, discover_slices
+        from rfc_shared.overlay.base import TorchBase
+        from rfc_shared.overlay.slices import BaseMismatchError, discover_slices
         from rfc_shared.testing.helpers import write_slice
 
         installed = discover_slices()
@@ -136,7 +134,7 @@ def test_wrong_torch_version_is_refused(tmp_path: Path) -> None:
         except BaseMismatchError as e:
             print(json.dumps([str(e), overlay.active() is None]))
         """,
-        env={"TORCH_RFC_SLICES": "none"},
+        slices="none",
     )
     error, inactive = last_json(done)
     assert "torch 2.13.0" in error and "torch 2.12.0" in error and inactive
@@ -155,8 +153,8 @@ def _fake_distribution(site: Path, root: Path) -> None:
     )
     (series / "series").write_text("0001-bad.patch\n")
     (package / "__init__.py").write_text(
-        "from rfc_shared.base import TORCH_2_13_0\n"
-        "from rfc_shared.slices import Slice\n"
+        "from rfc_shared.overlay.base import TORCH_2_13_0\n"
+        "from rfc_shared.overlay.slices import Slice\n"
         "SLICE = Slice('broken', 'broken_slice', (TORCH_2_13_0,))\n"
     )
     info = site / "broken_slice-1.0.dist-info"
@@ -178,7 +176,8 @@ def test_startup_failure_fails_every_torch_import(tmp_path: Path) -> None:
                 errors.append(f"{type(e).__name__}: {e}")
         print(json.dumps(errors))
         """,
-        env={"TORCH_RFC_SLICES": "broken", "PYTHONPATH": str(tmp_path)},
+        slices="broken",
+        env={"PYTHONPATH": str(tmp_path)},
     )
     first, second = last_json(done)
     assert first.startswith("PatchApplyError: slice 'broken': patch 0001-bad.patch")
@@ -196,7 +195,7 @@ def test_activating_after_torch_was_imported_is_refused() -> None:
         except overlay.OverlayError as e:
             print(json.dumps(str(e)))
         """,
-        env={"TORCH_RFC_SLICES": "none"},
+        slices="none",
     )
     assert "already imported: torch._dynamo.device_interface" in last_json(done)
 
@@ -210,16 +209,14 @@ CACHE_DIRS = """
 
 def test_cache_directories_differ_between_stock_and_overlaid(tmp_path: Path) -> None:
     unset: dict[str, str | None] = {"TORCHINDUCTOR_CACHE_DIR": None, "TRITON_CACHE_DIR": None}
-    stock = last_json(run_python(CACHE_DIRS, env={**unset, "TORCH_RFC_SLICES": "none"}))
-    overlaid = last_json(run_python(CACHE_DIRS, env={**unset, "TORCH_RFC_SLICES": "shared"}))
+    stock = last_json(run_python(CACHE_DIRS, slices="none", env=unset))
+    overlaid = last_json(run_python(CACHE_DIRS, slices="shared", env=unset))
     assert stock[0] != overlaid[0] and stock[1] != overlaid[1]
     assert "_rfc-" in overlaid[0] and overlaid[1].startswith(overlaid[0])
 
     chosen = str(tmp_path / "mine")
     user = last_json(
-        run_python(
-            CACHE_DIRS, env={"TORCH_RFC_SLICES": "shared", "TORCHINDUCTOR_CACHE_DIR": chosen}
-        )
+        run_python(CACHE_DIRS, slices="shared", env={"TORCHINDUCTOR_CACHE_DIR": chosen})
     )
     assert user[0] == chosen
 
@@ -237,7 +234,7 @@ def test_subprocesses_get_the_same_overlay() -> None:
             capture_output=True, text=True, check=True)
         print(child.stdout.strip().splitlines()[-1])
         """,
-        env={"TORCH_RFC_SLICES": "none"},
+        slices="none",
     )
     assert last_json(done) == [{"name": "shared", "version": "0.1.0"}]
 
@@ -261,7 +258,7 @@ def test_a_file_a_patch_creates_is_served_as_a_module(tmp_path: Path) -> None:
         import inspect, json
         from pathlib import Path
         from rfc_shared import overlay
-        from rfc_shared.slices import discover_slices
+        from rfc_shared.overlay.slices import discover_slices
         from rfc_shared.testing.helpers import format_patch, write_slice
 
         installed = discover_slices()
@@ -272,7 +269,7 @@ def test_a_file_a_patch_creates_is_served_as_a_module(tmp_path: Path) -> None:
         shown = "VALUE = 42" in inspect.getsource(module)
         print(json.dumps([module.VALUE, module.__file__, shown]))
         """,
-        env={"TORCH_RFC_SLICES": "none"},
+        slices="none",
     )
     value, file, source_shown = last_json(done)
     assert value == 42 and source_shown

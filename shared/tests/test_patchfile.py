@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from rfc_shared.patchfile import PatchFormatError, read_patch
+from rfc_shared.overlay.patchfile import PatchFormatError, read_patch
 from rfc_shared.testing.helpers import format_patch
 
 

@@ -2,44 +2,48 @@ from pathlib import Path
 
 import pytest
 
-from rfc_shared.base import TORCH_2_13_0, TorchBase
-from rfc_shared.slices import (
+from rfc_shared import selection
+from rfc_shared.overlay.base import TORCH_2_13_0, TorchBase
+from rfc_shared.overlay.slices import (
     BaseMismatchError,
     Slice,
     SliceError,
-    parse_selection,
     resolve,
     stack_order,
 )
 from rfc_shared.testing.helpers import write_slice
 
 
-def make(name: str, *requires: str) -> Slice:
-    return Slice(name, name, (TORCH_2_13_0,), requires)
+def make(name: str, *requires: str, after: tuple[str, ...] = ()) -> Slice:
+    return Slice(name, name, (TORCH_2_13_0,), requires, stack_after=after)
 
 
 INSTALLED = {
     s.name: s
     for s in (
         make("shared"),
-        make("rfc1"),
-        make("rfc2"),
-        make("rfc3", "rfc1"),
-        make("lazy_reg"),
-        make("backend_feature", "rfc1"),
+        make("rfc1", "shared"),
+        make("rfc2", "shared", after=("rfc1",)),
+        make("rfc3", "shared", "rfc1", after=("rfc2",)),
+        make("lazy_reg", "shared", after=("rfc3",)),
+        make("backend_feature", "shared", "rfc1", after=("lazy_reg",)),
     )
 }
 
 
 def test_selection_adds_dependencies_in_stack_order() -> None:
     assert [s.name for s in resolve(["rfc3"], INSTALLED)] == ["shared", "rfc1", "rfc3"]
-    stacked = resolve(list(INSTALLED), INSTALLED)
-    assert [s.name for s in stacked] == list(INSTALLED)
+    assert [s.name for s in resolve(None, INSTALLED)] == list(INSTALLED)
 
 
 def test_dependencies_come_first_whatever_the_names() -> None:
-    order = stack_order([make("zeta"), make("alpha", "zeta"), make("shared")])
-    assert [s.name for s in order] == ["shared", "zeta", "alpha"]
+    order = stack_order([make("zeta"), make("alpha", "zeta"), make("omega")])
+    assert [s.name for s in order] == ["omega", "zeta", "alpha"]
+
+
+def test_stack_after_orders_independent_slices_only_when_both_apply() -> None:
+    order = stack_order([make("a", after=("b",)), make("b"), make("c", after=("z",))])
+    assert [s.name for s in order] == ["b", "a", "c"]
 
 
 def test_unknown_and_missing_slices_are_named() -> None:
@@ -53,15 +57,19 @@ def test_unknown_and_missing_slices_are_named() -> None:
 def test_cycles_are_an_error() -> None:
     with pytest.raises(SliceError, match="cycle"):
         stack_order([make("shared"), make("a", "b"), make("b", "a")])
+    with pytest.raises(SliceError, match="cycle"):
+        stack_order([make("a", after=("b",)), make("b", after=("a",))])
 
 
 def test_environment_values() -> None:
-    assert parse_selection(None, INSTALLED) == list(INSTALLED)
-    assert parse_selection("all", INSTALLED) == list(INSTALLED)
-    assert parse_selection(" None ", INSTALLED) == []
-    assert parse_selection("rfc1, rfc2", INSTALLED) == ["rfc1", "rfc2"]
-    with pytest.raises(SliceError, match="names no slice"):
-        parse_selection(",", INSTALLED)
+    assert selection.parse(None) is None
+    assert selection.parse("all") is None
+    assert selection.parse(" None ") == []
+    assert selection.parse("rfc1, rfc2") == ["rfc1", "rfc2"]
+    with pytest.raises(selection.SelectionError, match="names no slice"):
+        selection.parse(",")
+    assert selection.stock_requested({selection.ENV: " NONE"})
+    assert not selection.stock_requested({})
 
 
 def test_a_base_without_series_is_refused_naming_both_versions(slices_root: Path) -> None:

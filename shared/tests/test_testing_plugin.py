@@ -2,6 +2,12 @@
 
 import pytest
 
+from rfc_shared import selection
+
+
+# Opt-in: a pytest run outside the project loads it only when asked.
+PLUGIN = ("-p", "rfc_shared.testing.plugin")
+
 
 MARKED = """
     import pytest
@@ -23,9 +29,9 @@ MARKED = """
 def test_control_fails_a_slice_test_that_passes_on_stock_torch(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TORCH_RFC_SLICES", "none")
+    monkeypatch.setenv(selection.ENV, "none")
     pytester.makepyfile(MARKED)
-    result = pytester.runpytest_subprocess("--control", "-rA")
+    result = pytester.runpytest_subprocess(*PLUGIN, "--control", "-rA")
     result.assert_outcomes(failed=1, xfailed=1, deselected=1)
     result.stdout.fnmatch_lines(["*passed on stock torch: it does not exercise slice 'shared'*"])
 
@@ -33,9 +39,9 @@ def test_control_fails_a_slice_test_that_passes_on_stock_torch(
 def test_control_refuses_to_run_on_an_overlaid_torch(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TORCH_RFC_SLICES", "shared")
+    monkeypatch.setenv(selection.ENV, "shared")
     pytester.makepyfile(MARKED)
-    result = pytester.runpytest_subprocess("--control")
+    result = pytester.runpytest_subprocess(*PLUGIN, "--control")
     assert result.ret != 0
     result.stderr.fnmatch_lines(["*--control runs on stock torch*"])
 
@@ -43,9 +49,9 @@ def test_control_refuses_to_run_on_an_overlaid_torch(
 def test_a_slice_test_fails_when_its_slice_is_not_active(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TORCH_RFC_SLICES", "none")
+    monkeypatch.setenv(selection.ENV, "none")
     pytester.makepyfile(MARKED)
-    result = pytester.runpytest_subprocess()
+    result = pytester.runpytest_subprocess(*PLUGIN)
     result.assert_outcomes(passed=1, errors=2)
     result.stdout.fnmatch_lines(
         ["*this test needs slice 'shared'; the overlay serves stock torch*"]
@@ -55,7 +61,7 @@ def test_a_slice_test_fails_when_its_slice_is_not_active(
 def test_each_test_gets_the_registry_and_a_cache_dir_of_its_own(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TORCH_RFC_SLICES", "shared")
+    monkeypatch.setenv(selection.ENV, "shared")
     pytester.makepyfile(
         """
         import os
@@ -72,4 +78,4 @@ def test_each_test_gets_the_registry_and_a_cache_dir_of_its_own(
             assert os.environ["TORCHINDUCTOR_CACHE_DIR"] != seen[0]
         """
     )
-    pytester.runpytest_subprocess("-p", "no:randomly").assert_outcomes(passed=2)
+    pytester.runpytest_subprocess(*PLUGIN, "-p", "no:randomly").assert_outcomes(passed=2)

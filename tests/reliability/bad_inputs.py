@@ -24,10 +24,11 @@ from pathlib import Path
 
 import torch
 
-from rfc_shared.base import TORCH_2_13_0, TorchBase
+from rfc_shared import selection
 from rfc_shared.conformance.harness import isolated, register, variant
 from rfc_shared.overlay import OverlayError, PatchApplyError
-from rfc_shared.slices import BaseMismatchError, SliceError, parse_selection
+from rfc_shared.overlay.base import TORCH_2_13_0, TorchBase
+from rfc_shared.overlay.slices import BaseMismatchError, SliceError
 
 
 @dataclass(frozen=True)
@@ -169,15 +170,14 @@ def _features(features: object) -> None:
 
 
 def _selection(value: str) -> None:
-    from rfc_shared.slices import discover_slices, resolve
+    from rfc_shared.overlay.slices import discover_slices, resolve
 
-    installed = discover_slices()
-    resolve(parse_selection(value, installed), installed)
+    resolve(selection.parse(value), discover_slices())
 
 
 def _build_overlay(patch: str, base: TorchBase = TORCH_2_13_0) -> None:
     from rfc_shared.overlay import Overlay
-    from rfc_shared.slices import discover_slices
+    from rfc_shared.overlay.slices import discover_slices
     from rfc_shared.testing.helpers import format_patch, write_slice
 
     with tempfile.TemporaryDirectory() as root:
@@ -416,17 +416,17 @@ MISTAKES: tuple[Mistake, ...] = (
     ),
     # the overlay
     Mistake(
-        "TORCH_RFC_SLICES",
+        selection.ENV,
         "names a slice that is not installed",
         lambda: _selection("rfc2,rfc9"),
         SliceError,
         "slice 'rfc9' is not installed",
     ),
     Mistake(
-        "TORCH_RFC_SLICES",
+        selection.ENV,
         "only separators",
         lambda: _selection(" , "),
-        SliceError,
+        selection.SelectionError,
         "names no slice",
     ),
     Mistake(

@@ -14,7 +14,7 @@ def _every_slice_applied() -> None:
     import torch  # noqa: F401  (the overlay activates on the first torch import)
 
     from rfc_shared import overlay
-    from rfc_shared.slices import discover_slices
+    from rfc_shared.overlay.slices import discover_slices
 
     current = overlay.active()
     active = sorted(s.name for s in current.slices) if current is not None else []

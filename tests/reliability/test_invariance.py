@@ -101,9 +101,7 @@ def _both(code: str, tmp_path: Path, **env: str) -> tuple[object, object]:
     sides = []
     for slices in ("none", "all"):
         cache = str(tmp_path / slices)
-        done = run_python(
-            code, env={"TORCH_RFC_SLICES": slices, "TORCHINDUCTOR_CACHE_DIR": cache, **env}
-        )
+        done = run_python(code, slices=slices, env={"TORCHINDUCTOR_CACHE_DIR": cache, **env})
         sides.append(last_json(done))
     return sides[0], sides[1]
 

@@ -1,32 +1,37 @@
-"""Command line: ``python -m rfc_shared <command>`` (status, materialize, workspace,
-refresh, check-series, export)."""
+"""Command line: ``python -m rfc_shared <command>`` (status, materialize,
+upstream-tests, workspace, refresh, check-series, export)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import selection
+
 
 if TYPE_CHECKING:
-    from .base import TorchBase
+    from .overlay.base import TorchBase
 
 
 def _status(args: argparse.Namespace) -> int:
     from . import overlay
-    from .base import installed_torch_base
+    from .overlay.base import installed_torch_base
 
     if args.import_torch:
         import torch  # noqa: F401  (activates the overlay the environment selects)
     info = overlay.report()
     info["installed_torch"] = str(installed_torch_base())
     print(json.dumps(info, indent=2))
-    if args.expect is not None:
+    if args.expect_closure is not None:
+        from .overlay.slices import discover_slices, select
+
+        wanted = selection.parse(args.expect_closure)
         served = [s["name"] for s in info["slices"]]
-        expected = [n for n in args.expect.split(",") if n]
+        base = installed_torch_base()
+        expected = [s.name for s in select(wanted, discover_slices(), base)]
         if served != expected:
             print(
                 f"error: the overlay serves {served or 'stock torch'}, expected "
@@ -39,11 +44,11 @@ def _status(args: argparse.Namespace) -> int:
 
 def _materialize(args: argparse.Namespace) -> int:
     from .authoring import materialize
-    from .slices import discover_slices, parse_selection, resolve
+    from .overlay.base import installed_torch_base
+    from .overlay.slices import discover_slices, select
 
-    installed = discover_slices()
-    names = parse_selection(args.slices or os.environ.get("TORCH_RFC_SLICES"), installed)
-    stack = resolve(names, installed) if names else []
+    names = selection.parse(args.slices) if args.slices else selection.current()
+    stack = select(names, discover_slices(), installed_torch_base())
     changed = materialize(args.dest, stack)
     print(
         f"wrote the torch tree with {', '.join(s.name for s in stack) or 'no slices'} "
@@ -54,8 +59,20 @@ def _materialize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _upstream_tests(args: argparse.Namespace) -> int:
+    from .overlay.base import installed_torch_base
+    from .overlay.slices import discover_slices, select
+    from .testing.upstream import write_upstream_tests
+
+    names = selection.parse(args.slices) if args.slices else selection.current()
+    stack = select(names, discover_slices(), installed_torch_base())
+    for folder in write_upstream_tests(stack, args.dest):
+        print(folder)
+    return 0
+
+
 def _base(args: argparse.Namespace) -> TorchBase | None:
-    from .base import known_base
+    from .overlay.base import known_base
 
     return known_base(args.base) if args.base else None
 
@@ -109,13 +126,23 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("status", help="print what the overlay serves, as JSON")
     p.add_argument("--import-torch", action="store_true", help="import torch first")
-    p.add_argument("--expect", help="fail unless exactly these slices are served, in order")
+    p.add_argument(
+        "--expect-closure",
+        metavar="SELECTION",
+        help="fail unless the overlay serves exactly what this selection resolves to "
+        f"(a {selection.ENV} value)",
+    )
     p.set_defaults(run=_status)
 
     p = sub.add_parser("materialize", help="write the patched torch .py tree")
     p.add_argument("dest", type=Path)
-    p.add_argument("--slices", help="comma-separated slices (default: TORCH_RFC_SLICES)")
+    p.add_argument("--slices", help=f"comma-separated slices (default: {selection.ENV})")
     p.set_defaults(run=_materialize)
+
+    p = sub.add_parser("upstream-tests", help="write the tests the selected slices' patches carry")
+    p.add_argument("dest", type=Path)
+    p.add_argument("--slices", help=f"comma-separated slices (default: {selection.ENV})")
+    p.set_defaults(run=_upstream_tests)
 
     p = sub.add_parser("workspace", help="git work tree to author a slice in")
     p.add_argument("slice")
@@ -138,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(run=_export)
 
     args = parser.parse_args(argv)
-    from .slices import SliceError
+    from .overlay.slices import SliceError
 
     try:
         return args.run(args)

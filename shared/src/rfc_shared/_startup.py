@@ -5,8 +5,9 @@ environment, pip included: nothing is read or built until the first
 ``import torch``.
 """
 
-import os
 import sys
+
+from rfc_shared.selection import stock_requested
 
 
 class _OverlayOnTorchImport:
@@ -24,7 +25,7 @@ class _OverlayOnTorchImport:
 
 
 def arm() -> None:
-    if os.environ.get("TORCH_RFC_SLICES", "").strip().lower() == "none":
+    if stock_requested():
         return
     if _OverlayOnTorchImport not in sys.meta_path:
         sys.meta_path.insert(0, _OverlayOnTorchImport)

@@ -1,55 +1,81 @@
-"""``python -m rfc_shared.conformance``: probe the installed PrivateUse1 backend.
+"""``python -m rfc_shared.conformance``: probe a PrivateUse1 backend.
 
 Without ``--matrix`` the probes run against the overlay this interpreter
 serves (``TORCH_RFC_SLICES``). With ``--matrix`` the probe runs itself once
-per column: stock torch, each slice alone, all slices stacked.
+per column: stock torch, each installed slice alone, all slices stacked.
+The backend under test is the package ``--backend`` names (default:
+``TORCH_RFC_BACKEND``, else the backend the process already has).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
+from rfc_shared.testing.backends import ENV_BACKEND
+
 from . import matrix as matrices
-from .probes import PROBES
+from .probes import load
+
+
+def _installed_base() -> str:
+    from rfc_shared.overlay.base import installed_torch_base
+
+    return installed_torch_base().version
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rfc_shared.conformance", description=__doc__)
+    parser.add_argument("--backend", help="package of the backend under test (e.g. torch_acc)")
+    parser.add_argument("--base", help="refuse to run unless the installed torch is this release")
     parser.add_argument("--matrix", action="store_true", help="stock, each slice, stacked")
-    parser.add_argument("--columns", help="comma-separated matrix columns (default: all)")
+    parser.add_argument("--columns", help="comma-separated matrix columns (with --matrix)")
     parser.add_argument("--probes", help="comma-separated probe names (default: all)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
     parser.add_argument("--evidence", action="store_true", help="include evidence in JSON")
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown")
+    parser.add_argument("--json", type=Path, help="also write the table, with evidence, as JSON")
     parser.add_argument("--list", action="store_true", help="list the probes and exit")
     args = parser.parse_args(argv)
 
+    if args.columns and not args.matrix:
+        parser.error("--columns selects matrix columns: use it with --matrix")
+    if args.backend:
+        os.environ[ENV_BACKEND] = args.backend  # the matrix's columns inherit it
+    base = _installed_base()
+    if args.base and args.base != base:
+        parser.error(f"--base {args.base}: the installed torch is {base}")
     if args.list:
-        for probe in PROBES.values():
+        for probe in load().values():
             print(f"{probe.name:<32} {probe.summary}")
         return 0
     probes = args.probes.split(",") if args.probes else None
     if args.matrix:
-        columns = args.columns.split(",") if args.columns else matrices.COLUMNS
+        columns = args.columns.split(",") if args.columns else None
         table = matrices.build(
             columns, probes, progress=lambda line: print(line, file=sys.stderr, flush=True)
         )
     else:
         from .runner import column_name, run_all
 
-        column = column_name() if not args.columns else args.columns
         outcomes = run_all(probes)
         column = column_name()
         table = {
             name: {column: {"status": o.status, "evidence": o.evidence}}
             for name, o in outcomes.items()
         }
+    backend = os.environ.get(ENV_BACKEND) or "the process's PrivateUse1 backend"
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(matrices.as_markdown(table), encoding="utf-8")
+        title = f"Backend `{backend}` on torch {base}:"
+        args.markdown.write_text(matrices.as_markdown(table, title), encoding="utf-8")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        record = {"torch": base, "backend": backend, **matrices.as_json(table, evidence=True)}
+        args.json.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
     if args.format == "json":
         print(json.dumps(matrices.as_json(table, evidence=args.evidence), indent=1))
     else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -54,8 +54,26 @@ def subject() -> Subject:
     return Subject(name, module)
 
 
-def _registry() -> ModuleType:
+def registry() -> ModuleType:
+    """``torch._dynamo.device_interface``, as the torch in use serves it."""
     return importlib.import_module("torch._dynamo.device_interface")
+
+
+def require(module: object, attribute: str, where: str) -> Any:
+    """``module.attribute``, or a probe failure saying it does not exist."""
+    value = getattr(module, attribute, None)
+    check(value is not None, f"{where}.{attribute} does not exist")
+    return value
+
+
+def ask_each(question: Callable[[], object], **cases: type) -> dict[str, object]:
+    """What ``question()`` returns with each interface registered in turn."""
+    found = {}
+    for label, interface in cases.items():
+        with isolated():
+            register(interface)
+            found[label] = question()
+    return found
 
 
 @functools.cache
@@ -65,21 +83,21 @@ def base_interface() -> type:
     (``torch_<name>._dynamo.device_interface``), made a subclass of Dynamo's
     DeviceInterface. Remembered, so that variants registered later never
     become the base of other variants."""
-    registry = _registry()
+    interfaces = registry()
     name = subject().name
-    found = dict(registry.get_registered_device_interfaces()).get(name)
+    found = dict(interfaces.get_registered_device_interfaces()).get(name)
     if found is not None:
         return found
     convention = importlib.import_module(f"torch_{name}._dynamo.device_interface")
     duck = convention.DeviceInterface
-    if isinstance(duck, type) and issubclass(duck, registry.DeviceInterface):
+    if isinstance(duck, type) and issubclass(duck, interfaces.DeviceInterface):
         return duck
     return _adapted(duck)
 
 
 @functools.cache
 def _adapted(duck: type) -> type:
-    return type(duck.__name__, (duck, _registry().DeviceInterface), {"__module__": __name__})
+    return type(duck.__name__, (duck, registry().DeviceInterface), {"__module__": __name__})
 
 
 def variant(**overrides: Any) -> type:
@@ -95,22 +113,22 @@ def variant(**overrides: Any) -> type:
 def register(interface: type) -> None:
     """Registers ``interface`` for the backend through the best entry the
     torch in use has, replacing what the backend registered."""
-    registry = _registry()
+    interfaces = registry()
     name = subject().name
-    registry.get_registered_device_interfaces()
-    for key in [k for k in registry.device_interfaces if k.split(":")[0] == name]:
-        del registry.device_interfaces[key]
-    if hasattr(registry, "register_interface_for_device_PrivateUse1"):
-        registry.register_interface_for_device_PrivateUse1(name, interface)
+    interfaces.get_registered_device_interfaces()
+    for key in [k for k in interfaces.device_interfaces if k.split(":")[0] == name]:
+        del interfaces.device_interfaces[key]
+    if hasattr(interfaces, "register_interface_for_device_PrivateUse1"):
+        interfaces.register_interface_for_device_PrivateUse1(name, interface)
     else:
         for key in [name, *(f"{name}:{i}" for i in range(subject().module.device_count()))]:
-            registry.register_interface_for_device(key, interface)
+            interfaces.register_interface_for_device(key, interface)
 
 
 @contextlib.contextmanager
 def isolated() -> Iterator[None]:
     """Leave the registries and derived caches as they were."""
-    _registry()
+    registry()
     snapshot = RegistrySnapshot.take()
     try:
         yield

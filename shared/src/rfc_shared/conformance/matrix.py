@@ -1,5 +1,5 @@
 """The conformance matrix: one column per overlay configuration, each probed
-in its own interpreter."""
+in its own interpreter, on the torch installed in this environment."""
 
 from __future__ import annotations
 
@@ -9,17 +9,25 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 
-from .probes import PROBES
+from rfc_shared import selection
+
+from .probes import load
 
 
-COLUMNS = ("stock", "shared", "rfc1", "rfc2", "rfc3", "lazy_reg", "backend_feature", "stacked")
-SYMBOLS = {"pass": "pass", "fail": "FAIL", "error": "ERROR", None: "-"}
+SYMBOLS = {"pass": "pass", "fail": "FAIL", "error": "ERROR", "n/a": "n/a", None: "-"}
 
 Matrix = dict[str, dict[str, dict[str, str]]]  # probe -> column -> {status, evidence}
 
 
+def columns() -> list[str]:
+    """``stock``, every installed slice in stack order, ``stacked``."""
+    from rfc_shared.overlay.slices import discover_slices, stack_order
+
+    return ["stock", *(s.name for s in stack_order(discover_slices().values())), "stacked"]
+
+
 def _selection(column: str) -> str:
-    return {"stock": "none", "stacked": "all"}.get(column, column)
+    return {"stock": selection.NONE, "stacked": selection.ALL}.get(column, column)
 
 
 def probe_column(
@@ -29,27 +37,29 @@ def probe_column(
     command = [sys.executable, "-m", "rfc_shared.conformance", "--format", "json", "--evidence"]
     if probes:
         command += ["--probes", ",".join(probes)]
-    full_env = {**os.environ, **(env or {}), "TORCH_RFC_SLICES": _selection(column)}
+    full_env = {**os.environ, **(env or {}), selection.ENV: _selection(column)}
     done = subprocess.run(command, capture_output=True, text=True, env=full_env)
     if done.returncode not in (0, 1) or not done.stdout.strip():
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        return {p: {"status": "error", "evidence": tail} for p in (probes or PROBES)}
+        return {p: {"status": "error", "evidence": tail} for p in (probes or load())}
     report = json.loads(done.stdout)
     name = next(iter(next(iter(report["probes"].values())))) if report["probes"] else column
     return {
-        probe: {"status": columns[name], "evidence": report["evidence"][probe][name]}
-        for probe, columns in report["probes"].items()
+        probe: {"status": cells[name], "evidence": report["evidence"][probe][name]}
+        for probe, cells in report["probes"].items()
     }
 
 
 def build(
-    columns: Sequence[str] = COLUMNS,
+    wanted: Sequence[str] | None = None,
     probes: Sequence[str] | None = None,
     progress: Callable[[str], None] = lambda line: None,
 ) -> Matrix:
-    matrix: Matrix = {p: {} for p in (probes or PROBES)}
-    for number, column in enumerate(columns, 1):
-        progress(f"probing column {column} ({number}/{len(columns)}) ...")
+    """One column per configuration in ``wanted`` (default: :func:`columns`)."""
+    wanted = columns() if wanted is None else list(wanted)
+    matrix: Matrix = {p: {} for p in (probes or load())}
+    for number, column in enumerate(wanted, 1):
+        progress(f"probing column {column} ({number}/{len(wanted)}) ...")
         for probe, outcome in probe_column(column, probes).items():
             matrix[probe][column] = outcome
     return matrix
@@ -74,25 +84,26 @@ def _columns_of(matrix: Matrix) -> list[str]:
 
 
 def as_text(matrix: Matrix) -> str:
-    columns = _columns_of(matrix)
+    cols_seen = _columns_of(matrix)
     width = max(len(p) for p in matrix)
-    lines = [f"{'probe':<{width}}  " + "  ".join(f"{c:>15}" for c in columns)]
+    lines = [f"{'probe':<{width}}  " + "  ".join(f"{c:>15}" for c in cols_seen)]
     for probe, cols in matrix.items():
-        cells = "  ".join(f"{SYMBOLS[cols.get(c, {}).get('status')]:>15}" for c in columns)
+        cells = "  ".join(f"{SYMBOLS[cols.get(c, {}).get('status')]:>15}" for c in cols_seen)
         lines.append(f"{probe:<{width}}  {cells}")
     return "\n".join(lines)
 
 
-def as_markdown(matrix: Matrix) -> str:
-    columns = _columns_of(matrix)
-    head = "| probe | what it checks | " + " | ".join(columns) + " |"
-    rule = "|---|---|" + "---|" * len(columns)
-    rows = [head, rule]
+def as_markdown(matrix: Matrix, title: str | None = None) -> str:
+    cols_seen = _columns_of(matrix)
+    rows = [f"{title}\n"] if title else []
+    rows += ["| probe | what it checks | " + " | ".join(cols_seen) + " |"]
+    rows += ["|---|---|" + "---|" * len(cols_seen)]
+    probes = load()
     for probe, cols in matrix.items():
-        cells = " | ".join(SYMBOLS[cols.get(c, {}).get("status")] for c in columns)
-        rows.append(f"| `{probe}` | {PROBES[probe].summary} | {cells} |")
+        cells = " | ".join(SYMBOLS[cols.get(c, {}).get("status")] for c in cols_seen)
+        rows.append(f"| `{probe}` | {probes[probe].summary} | {cells} |")
     rows += ["", "Evidence, stock torch and the most complete column:", ""]
-    last = columns[-1]
+    last = cols_seen[-1]
     for probe, cols in matrix.items():
         rows.append(f"- `{probe}`")
         for column in dict.fromkeys(("stock", last)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .harness import ProbeFailure
-from .probes import PROBES
+from .probes import load
 
 
 @dataclass(frozen=True)
@@ -16,7 +16,7 @@ class Outcome:
 
 def run_probe(name: str) -> Outcome:
     try:
-        evidence = PROBES[name].run()
+        evidence = load()[name].run()
     except ProbeFailure as e:
         return Outcome("fail", str(e))
     except Exception as e:
@@ -37,7 +37,7 @@ def column_name() -> str:
 
     def closure(name: str) -> set[str]:
         found = {name}
-        for dep in by_name[name].dependencies:
+        for dep in by_name[name].requires:
             found |= closure(dep)
         return found
 
@@ -50,8 +50,9 @@ def column_name() -> str:
 def run_all(selected: list[str] | None = None) -> dict[str, Outcome]:
     import torch  # noqa: F401  (activates the overlay)
 
-    names = selected or list(PROBES)
-    unknown = [n for n in names if n not in PROBES]
+    probes = load()
+    names = selected or list(probes)
+    unknown = [n for n in names if n not in probes]
     if unknown:
         raise SystemExit(f"unknown probe(s): {', '.join(unknown)}; see --list")
     return {name: run_probe(name) for name in names}

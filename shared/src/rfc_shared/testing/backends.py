@@ -1,30 +1,69 @@
-"""A PrivateUse1 backend for tests that need one renamed.
+"""The PrivateUse1 backend under test.
 
-The PrivateUse1 rename happens once per process. When the reference backend
-``torch_acc`` is installed it is the backend; otherwise PyTorch's pure-Python
-PrivateUse1 scaffolding provides a minimal ``acc`` device (no kernels).
+The kits name no backend. The backend under test is, in this order:
+
+1. the one this process already renamed PrivateUse1 to (its package was
+   imported, or autoloaded by ``import torch``);
+2. the package named by ``TORCH_RFC_BACKEND`` (the probe's and the pytest
+   plugin's ``--backend`` option set it), imported here;
+3. when neither says one, PyTorch's pure-Python PrivateUse1 scaffolding, which
+   renames PrivateUse1 to :data:`FALLBACK_NAME` with no kernels, enough for
+   tests of the registry itself.
+
+Renaming PrivateUse1 happens once per process.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
-
-import torch
+import os
 
 
-FALLBACK_NAME = "acc"
+ENV_BACKEND = "TORCH_RFC_BACKEND"
+FALLBACK_NAME = "testdev"
+_UNRENAMED = "privateuseone"
 
 
-def ensure_privateuse1_backend() -> str:
-    """Return the PrivateUse1 backend's name, renaming it first if needed."""
+class BackendNotFoundError(ImportError):
+    """The package named as the backend under test cannot be imported."""
+
+
+def backend_package() -> str | None:
+    """The package named by ``TORCH_RFC_BACKEND``, if any."""
+    return os.environ.get(ENV_BACKEND, "").strip() or None
+
+
+def ensure_privateuse1_backend(package: str | None = None) -> str:
+    """Return the PrivateUse1 backend's name, setting one up if needed.
+
+    Args:
+        package: The backend's package; default: ``TORCH_RFC_BACKEND``.
+
+    Raises:
+        BackendNotFoundError: the package cannot be imported.
+        RuntimeError: the package imported but did not rename PrivateUse1.
+    """
+    import torch
+
     name = torch._C._get_privateuse1_backend_name()
-    if name != "privateuseone":
+    if name != _UNRENAMED:
         return name
-    if importlib.util.find_spec("torch_acc") is not None:
-        importlib.import_module("torch_acc")
-    else:
+    package = package or backend_package()
+    if package is None:
         from torch.utils.backend_registration import _setup_privateuseone_for_python_backend
 
         _setup_privateuseone_for_python_backend(FALLBACK_NAME)
-    return torch._C._get_privateuse1_backend_name()
+        return FALLBACK_NAME
+    try:
+        importlib.import_module(package)
+    except ImportError as e:
+        raise BackendNotFoundError(
+            f"the backend under test {package!r} cannot be imported: {e}"
+        ) from e
+    name = torch._C._get_privateuse1_backend_name()
+    if name == _UNRENAMED:
+        raise RuntimeError(
+            f"importing {package!r} did not rename the PrivateUse1 backend; name the "
+            "package that calls torch.utils.rename_privateuse1_backend()"
+        )
+    return name

@@ -11,6 +11,7 @@ raised, the place a slice has to fix.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
@@ -68,13 +69,13 @@ def compile_case(
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--backend", default="inductor")
-    parser.add_argument("--device", default="acc")
+    parser.add_argument("--device", help="device type (default: the PrivateUse1 backend's)")
     parser.add_argument("--cases", help="comma-separated case names (default: all)")
     parser.add_argument("--options", type=json.loads, help="torch.compile options, as JSON")
     parser.add_argument(
-        "--register",
-        action="store_true",
-        help="register acc through PyTorch's public extension points first",
+        "--setup",
+        metavar="MODULE:FUNCTION",
+        help="call this first (e.g. a registration through PyTorch's public extension points)",
     )
     args = parser.parse_args(argv)
 
@@ -84,14 +85,13 @@ def main(argv: list[str] | None = None) -> int:
     from .corpus import CASES
 
     os.environ.setdefault("TRITON_INTERPRET", "1")  # no GPU: Triton's interpreter
-    ensure_privateuse1_backend()
-    if args.register:
-        from torch_acc.registration import register_for_compile
-
-        register_for_compile()
+    device = args.device or ensure_privateuse1_backend()
+    if args.setup:
+        module, _, function = args.setup.partition(":")
+        getattr(importlib.import_module(module), function)()
     names = args.cases.split(",") if args.cases else list(CASES)
     for name in names:
-        result = compile_case(name, args.backend, args.device, args.options)
+        result = compile_case(name, args.backend, device, args.options)
         print(json.dumps(result), flush=True)
     return 0
 

@@ -1,4 +1,4 @@
-"""The acc programs slice rfc2 makes traceable, and their graph-break counts.
+"""The programs slice rfc2 makes traceable, and their graph-break counts.
 
 Each program is what a user writes around the device runtime: streams, events,
 synchronization, device queries, dtype tensor classes. The tests compile each
@@ -13,66 +13,62 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from types import ModuleType
 
 import torch
 
 
-def new_stream(x: torch.Tensor) -> torch.Tensor:
-    s = torch.acc.Stream()
-    with torch.acc.stream(s):
-        y = x + 1
-    return y
+def programs(runtime: ModuleType) -> dict[str, Callable[[torch.Tensor], torch.Tensor]]:
+    """The programs, written against ``runtime`` (``torch.<backend>``)."""
 
+    def new_stream(x: torch.Tensor) -> torch.Tensor:
+        s = runtime.Stream()
+        with runtime.stream(s):
+            y = x + 1
+        return y
 
-def wait_stream(x: torch.Tensor) -> torch.Tensor:
-    s = torch.acc.Stream()
-    s.wait_stream(torch.acc.current_stream())
-    return x + 1
+    def wait_stream(x: torch.Tensor) -> torch.Tensor:
+        s = runtime.Stream()
+        s.wait_stream(runtime.current_stream())
+        return x + 1
 
+    def current_stream(x: torch.Tensor) -> torch.Tensor:
+        runtime.current_stream()
+        return x + 1
 
-def current_stream(x: torch.Tensor) -> torch.Tensor:
-    torch.acc.current_stream()
-    return x + 1
+    def events(x: torch.Tensor) -> torch.Tensor:
+        event = runtime.Event()
+        event.record()
+        event.wait()
+        event.query()
+        return x + 1
 
+    def synchronize(x: torch.Tensor) -> torch.Tensor:
+        runtime.synchronize()
+        return x + 1
 
-def events(x: torch.Tensor) -> torch.Tensor:
-    event = torch.acc.Event()
-    event.record()
-    event.wait()
-    event.query()
-    return x + 1
+    def device_properties(x: torch.Tensor) -> torch.Tensor:
+        return x + runtime.get_device_properties().multi_processor_count
 
+    def current_device(x: torch.Tensor) -> torch.Tensor:
+        return x + runtime.current_device()
 
-def synchronize(x: torch.Tensor) -> torch.Tensor:
-    torch.acc.synchronize()
-    return x + 1
+    def tensor_class(x: torch.Tensor) -> torch.Tensor:
+        return x + 1 if isinstance(x, runtime.FloatTensor) else x - 1
 
-
-def device_properties(x: torch.Tensor) -> torch.Tensor:
-    return x + torch.acc.get_device_properties().multi_processor_count
-
-
-def current_device(x: torch.Tensor) -> torch.Tensor:
-    return x + torch.acc.current_device()
-
-
-def tensor_class(x: torch.Tensor) -> torch.Tensor:
-    return x + 1 if isinstance(x, torch.acc.FloatTensor) else x - 1
-
-
-PROGRAMS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
-    fn.__name__: fn
-    for fn in (
-        new_stream,
-        wait_stream,
-        current_stream,
-        events,
-        synchronize,
-        device_properties,
-        current_device,
-        tensor_class,
-    )
-}
+    return {
+        fn.__name__: fn
+        for fn in (
+            new_stream,
+            wait_stream,
+            current_stream,
+            events,
+            synchronize,
+            device_properties,
+            current_device,
+            tensor_class,
+        )
+    }
 
 
 def fullgraph_graphs(
@@ -109,17 +105,19 @@ def compile_and_count(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tenso
 
 
 def report() -> dict[str, dict[str, object]]:
-    """Every program's outcome on ``acc:0``."""
+    """Every program's outcome on device 0 of the backend under test."""
     import warnings
 
-    import torch_acc  # noqa: F401
-    from torch_acc.registration import ensure_device_interface
+    from .backends import ensure_privateuse1_backend
 
-    ensure_device_interface()
-    x = torch.ones(4, device="acc")
+    name = ensure_privateuse1_backend()
+    x = torch.ones(4, device=name)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # Dynamo warns once per graph break
-        return {name: asdict(compile_and_count(fn, x)) for name, fn in PROGRAMS.items()}
+        return {
+            program: asdict(compile_and_count(fn, x))
+            for program, fn in programs(getattr(torch, name)).items()
+        }
 
 
 def report_in_fresh_interpreter(slices: str) -> dict[str, dict[str, object]]:
@@ -127,7 +125,7 @@ def report_in_fresh_interpreter(slices: str) -> dict[str, dict[str, object]]:
     (a ``TORCH_RFC_SLICES`` value; ``"none"`` is stock torch)."""
     from .helpers import last_json, run_python
 
-    done = run_python(f"from {__name__} import main; main()", env={"TORCH_RFC_SLICES": slices})
+    done = run_python(f"from {__name__} import main; main()", slices=slices)
     return last_json(done)  # type: ignore[return-value]
 
 

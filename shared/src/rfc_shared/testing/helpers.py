@@ -10,8 +10,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-from rfc_shared.base import TORCH_2_13_0, TorchBase, torch_package_dir
-from rfc_shared.slices import SERIES_FILE, Slice
+from rfc_shared import selection
+from rfc_shared.overlay.base import TORCH_2_13_0, TorchBase, torch_package_dir
+from rfc_shared.overlay.slices import SERIES_FILE, Slice
 
 
 def format_patch(path: str, old: str | None, new: str, subject: str = "Test change") -> str:
@@ -71,13 +72,20 @@ def pristine(path: str) -> str:
 
 
 def run_python(
-    code: str, env: dict[str, str | None] | None = None, check: bool = True
+    code: str,
+    env: dict[str, str | None] | None = None,
+    check: bool = True,
+    slices: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a fresh interpreter, where the overlay arms at startup.
 
     ``env`` adds variables to the current environment; None removes one.
+    ``slices`` is the selection the overlay serves there (``"none"``: stock
+    torch); unset, the current one.
     """
     full_env = dict(os.environ)
+    if slices is not None:
+        full_env[selection.ENV] = slices
     for key, value in (env or {}).items():
         if value is None:
             full_env.pop(key, None)

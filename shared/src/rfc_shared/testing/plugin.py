@@ -1,4 +1,8 @@
-"""pytest plugin shared by every slice's tests (entry point ``pytest11``).
+"""pytest plugin shared by every slice's tests.
+
+Opt-in: the project's own pytest configuration loads it
+(``-p rfc_shared.testing.plugin``); a pytest run elsewhere in the same
+environment loads nothing of the project's and imports no backend.
 
 - ``@pytest.mark.slice("rfc1")`` names the slice a test exercises. Normally
   the test fails at setup when that slice is not active. With ``--control``
@@ -8,13 +12,15 @@
   from it, as it found them.
 - Every test gets its own Inductor cache directory: a warm FX graph cache can
   hide a broken configuration.
+- ``--privateuse1-backend PACKAGE`` (default: ``TORCH_RFC_BACKEND``) names the
+  backend under test, imported at session start (see
+  :mod:`rfc_shared.testing.backends`).
 
 Nothing here imports torch until a test runs.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import sys
 from collections.abc import Iterator
@@ -22,6 +28,9 @@ from pathlib import Path
 
 import pytest
 
+from rfc_shared import selection
+
+from .backends import ENV_BACKEND
 from .registry import RegistrySnapshot
 
 
@@ -34,6 +43,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--control",
         action="store_true",
         help="run only slice-marked tests, on stock torch; each must fail",
+    )
+    group.addoption(
+        "--privateuse1-backend",
+        metavar="PACKAGE",
+        help=f"package of the PrivateUse1 backend under test (default: ${ENV_BACKEND})",
     )
 
 
@@ -49,7 +63,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     # module (upstream tests included) picks a name of its own.
     from .backends import ensure_privateuse1_backend
 
-    ensure_privateuse1_backend()
+    package = session.config.getoption("privateuse1_backend")
+    if package:
+        os.environ[ENV_BACKEND] = package  # subprocesses of the tests too
+    ensure_privateuse1_backend(package)
 
 
 def _required_slice(item: pytest.Item) -> str | None:
@@ -70,29 +87,12 @@ def _active_slices() -> list[str]:
     return [s.name for s in current.slices] if current is not None else []
 
 
-@functools.cache
-def _slice_of_project(project: Path) -> str | None:
-    # Entry-point metadata only: importing the slice package here could pick
-    # up the project folder of the same name that pytest put in sys.modules.
-    import importlib.metadata
-
-    from rfc_shared.slices import ENTRY_POINT_GROUP
-
-    packages = {p.parent.name for p in project.glob("src/*/patches")}
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.module.split(".")[0] in packages:
-            return ep.name
-    return None
-
-
 def _slice_of_upstream_test(path: Path) -> str | None:
-    """Upstream tests (``<slice dir>/tests/upstream/``) carry no pytest marker;
-    they belong to the slice whose package sits beside them."""
-    parts = path.parts
-    for i in range(len(parts) - 2, 0, -1):
-        if parts[i : i + 2] == ("tests", "upstream"):
-            return _slice_of_project(Path(*parts[:i]))
-    return None
+    """Upstream tests carry no pytest marker: they belong to the slice whose
+    patches carry them (see :mod:`rfc_shared.testing.upstream`)."""
+    from .upstream import slice_of_upstream_test
+
+    return slice_of_upstream_test(path)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -103,8 +103,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 item.add_marker(pytest.mark.slice(name))
     if not config.getoption("control"):
         return
-    if os.environ.get("TORCH_RFC_SLICES", "").strip().lower() != "none":
-        raise pytest.UsageError("--control runs on stock torch: set TORCH_RFC_SLICES=none")
+    if not selection.stock_requested():
+        raise pytest.UsageError(
+            f"--control runs on stock torch: set {selection.ENV}={selection.NONE}"
+        )
     keep = [i for i in items if _required_slice(i) is not None]
     dropped = [i for i in items if _required_slice(i) is None]
     if dropped:
@@ -120,7 +122,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if needed not in active:
         pytest.fail(
             f"this test needs slice {needed!r}; the overlay serves "
-            f"{', '.join(active) or 'stock torch'} (see TORCH_RFC_SLICES)",
+            f"{', '.join(active) or 'stock torch'} (see {selection.ENV})",
             pytrace=False,
         )
 

@@ -22,8 +22,9 @@ _STATE: tuple[tuple[str, str, Any], ...] = (
     ("torch._dynamo.trace_rules", "_registered_device_trace_rules", {}),
 )
 
-# functools caches derived from the registry on stock torch; the overlay adds
-# its own through _invalidate_registry_caches().
+# functools caches derived from the registry on stock torch; with the
+# registry core applied, caches keyed on the registry generation follow a
+# generation bump.
 _DERIVED_CACHES: tuple[tuple[str, str], ...] = (
     ("torch._inductor.utils", "get_gpu_type"),
     ("torch._dynamo.variables.user_defined", "UserDefinedClassVariable._in_graph_classes"),
@@ -71,9 +72,10 @@ class RegistrySnapshot:
 
 def clear_derived_caches() -> None:
     device_interface = sys.modules.get(_DEVICE_INTERFACE)
-    invalidate = getattr(device_interface, "_invalidate_registry_caches", None)
-    if invalidate is not None:
-        invalidate()
+    if hasattr(device_interface, "_registry_generation"):
+        # The registry changed behind its entries' back: caches keyed on the
+        # generation recompute.
+        device_interface._registry_generation += 1
     for module_name, dotted in _DERIVED_CACHES:
         module = sys.modules.get(module_name)
         cache = _resolve(module, dotted) if module is not None else None

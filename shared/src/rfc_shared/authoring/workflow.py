@@ -26,10 +26,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..overlay import Overlay
+from ..overlay.base import TorchBase, known_base, read_torch_base, torch_package_dir
+from ..overlay.slices import SERIES_FILE, Slice, SliceError, discover_slices, resolve
 from . import pristine
-from .base import TorchBase, known_base, read_torch_base, torch_package_dir
-from .overlay import Overlay
-from .slices import SERIES_FILE, Slice, SliceError, discover_slices, resolve
 
 
 class AuthoringError(RuntimeError):
@@ -51,7 +51,9 @@ _TOOL_IDENTITY = {
 _FORMAT_PATCH = ("format-patch", "--full-index", "--zero-commit", "--no-signature", "-N")
 
 
-def git(repo: Path, *args: str, identity: bool = False) -> str:
+def git(
+    repo: Path, *args: str, identity: bool = False, extra_env: dict[str, str] | None = None
+) -> str:
     env = dict(os.environ)
     # Never let git walk up into an enclosing repository (the project's own).
     env["GIT_CEILING_DIRECTORIES"] = str(repo.parent)
@@ -61,6 +63,7 @@ def git(repo: Path, *args: str, identity: bool = False) -> str:
         for key, value in _TOOL_IDENTITY.items():
             if key.startswith("GIT_COMMITTER"):
                 env.setdefault(key, value)
+    env.update(extra_env or {})
     done = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True)
     if done.returncode:
         raise AuthoringError(
@@ -70,9 +73,11 @@ def git(repo: Path, *args: str, identity: bool = False) -> str:
 
 
 def project_root(start: Path | None = None) -> Path:
+    """The project folder: the nearest one above ``start`` (default: the
+    working directory) holding a ``noxfile.py``."""
     here = (start or Path.cwd()).resolve()
     for folder in (here, *here.parents):
-        if (folder / "noxfile.py").is_file() and (folder / "shared").is_dir():
+        if (folder / "noxfile.py").is_file():
             return folder
     raise AuthoringError(f"{here} is not inside the project (no noxfile.py found)")
 
@@ -137,10 +142,6 @@ def am(repo: Path, patches: Sequence[Path]) -> None:
         git(repo, "am", "-q", "--keep-cr", "--keep-non-patch", *map(str, patches))
 
 
-def _series_files(s: Slice, base: TorchBase) -> list[Path]:
-    return s.series_files(base)
-
-
 def write_series(folder: Path, patches: Sequence[Path], base: TorchBase) -> None:
     """Replace the series in ``folder`` with ``patches``, in that order."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -191,10 +192,10 @@ def workspace(
         )
     seed_pristine(dest, torch_dir, base)
     for dep in deps:
-        am(dest, _series_files(dep, base))
+        am(dest, dep.series_files(base))
     git(dest, "tag", "deps")
     if base in target.bases:
-        am(dest, _series_files(target, base))
+        am(dest, target.series_files(base))
     else:
         _port(dest, deps, target)
     return dest
@@ -207,9 +208,9 @@ def _port(repo: Path, deps: Sequence[Slice], target: Slice) -> None:
         replay = tmp / "source"
         seed_pristine(replay, pristine.sources_dir(source), source)
         for dep in deps:
-            am(replay, _series_files(dep, source))
+            am(replay, dep.series_files(source))
         git(replay, "tag", "deps")
-        am(replay, _series_files(target, source))
+        am(replay, target.series_files(source))
         git(repo, "fetch", "-q", "--no-tags", str(replay), "main:refs/port/series")
         git(repo, "fetch", "-q", "--no-tags", str(replay), "refs/tags/deps:refs/port/deps")
     git(repo, "config", "merge.conflictStyle", "zdiff3")
@@ -300,36 +301,61 @@ def _scratch() -> Iterator[Path]:
         yield Path(tmp)
 
 
+def exporter_identity() -> tuple[str, str]:
+    """The exporting user's git identity (name, email), as ``git commit`` would
+    take it: ``GIT_AUTHOR_NAME``/``GIT_AUTHOR_EMAIL`` or ``user.name``/``user.email``.
+
+    Raises:
+        AuthoringError: no identity is configured. An exported series is
+            authored by the person who sends it upstream (PyTorch's CLA check
+            reads the author), never by a placeholder.
+    """
+    found = []
+    for variable, key in (("GIT_AUTHOR_NAME", "user.name"), ("GIT_AUTHOR_EMAIL", "user.email")):
+        value = os.environ.get(variable, "").strip()
+        if not value:
+            done = subprocess.run(["git", "config", key], capture_output=True, text=True)
+            value = done.stdout.strip()
+        if not value:
+            raise AuthoringError(
+                f"no git identity to author the export: set {key} (git config --global "
+                f"{key} ...) or {variable}"
+            )
+        found.append(value)
+    return found[0], found[1]
+
+
 def export(name: str, out_dir: Path, root: Path | None = None) -> Path:
-    """Write slice ``name`` as a ``git am``-able series plus its upstream
-    tests, check it on a pristine base tree, and return the folder."""
+    """Write slice ``name`` as a ``git am``-able series authored by the
+    exporting user, check it on a pristine base tree, and return the folder.
+
+    The series is the one for the installed torch (the primary base in the
+    project's environment); its patches carry their own tests under ``test/``.
+    """
     root = project_root(root)
+    author, email = exporter_identity()
     torch_dir = torch_package_dir()
     base = read_torch_base(torch_dir)
     *deps, target = source_slices(root, name)
-    tests = slice_source_dir(root, target) / "tests" / "upstream"
     dest = out_dir / name
     with _scratch() as tmp:
         repo = tmp / "build"
         seed_pristine(repo, torch_dir, base)
         for dep in deps:
-            am(repo, _series_files(dep, base))
+            am(repo, dep.series_files(base))
         git(repo, "tag", "deps")
-        am(repo, _series_files(target, base))
-        if tests.is_dir() and any(tests.rglob("test_*.py")):
-            for source in sorted(tests.rglob("*.py")):
-                copy = repo / "test" / source.relative_to(tests)
-                copy.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, copy)
-            git(repo, "add", "test")
-            git(
-                repo,
-                "commit",
-                "-q",
-                "-m",
-                f"Add tests for {target.title or target.name}",
-                identity=True,
-            )
+        am(repo, target.series_files(base))
+        # Authored by the exporting user; the stored series keeps whoever
+        # refreshed it last.
+        git(
+            repo,
+            "rebase",
+            "-q",
+            "--exec",
+            "git commit -q --amend --no-edit --reset-author",
+            "deps",
+            extra_env={"GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": email},
+        )
         if dest.exists():
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
@@ -340,15 +366,16 @@ def export(name: str, out_dir: Path, root: Path | None = None) -> Path:
         check = tmp / "check"
         seed_pristine(check, torch_dir, base)
         for dep in deps:
-            am(check, _series_files(dep, base))
+            am(check, dep.series_files(base))
         am(check, exported)
     depends = "\n".join(f"- {d.name} {d.version}: {d.title}" for d in deps) or "- none"
     (dest / "README.md").write_text(
         f"# {target.name} {target.version}: {target.title}\n\n"
-        f"Base: {base}.\n\n"
+        f"Base: {base}. Author: {author} <{email}>.\n\n"
         "Apply on a PyTorch checkout at that commit, after the series of the "
         f"slices it depends on:\n\n{depends}\n\n"
-        f"```\ngit am {dest.name}/*.patch\n```\n\n"
+        f"```\ngit am -3 {dest.name}/*.patch\n```\n\n"
+        "Each patch carries its tests under `test/` and ends with a `Test Plan:`. "
         "Checked: `git am` applies this series to pristine sources of the base.\n",
         encoding="utf-8",
     )

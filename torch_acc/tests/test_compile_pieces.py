@@ -26,9 +26,9 @@ def test_the_acc_option_changes_the_generated_wrapper() -> None:
     from torch._inductor.utils import run_and_get_code
 
     from torch_acc._inductor import config
-    from torch_acc.registration import register_for_compile
+    from torch_acc.registration import register_inductor_backend
 
-    register_for_compile()
+    register_inductor_backend()
     x = torch.randn(4, device="acc")
 
     def compiled_code(check: bool) -> str:

@@ -16,7 +16,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from .base import TorchBase, TorchNotFoundError, read_torch_base, torch_package_dir
+from ..overlay.base import TorchBase, TorchNotFoundError, read_torch_base, torch_package_dir
 
 
 class PristineSourcesError(RuntimeError):

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from rfc_shared.monkeypatch_scan import scan_paths, scan_source
+from rfc_shared.testing.monkeypatch_scan import scan_paths, scan_source
 
 
 ACC_SOURCES = [

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.metadata
 import importlib.resources
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,9 +30,6 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "torch_rfc.slices"
 SERIES_FILE = "series"
-
-#: The order slices stack in when dependencies leave a choice.
-CANONICAL_ORDER = ("shared", "rfc1", "rfc2", "rfc3", "lazy_reg", "backend_feature")
 
 
 class SliceError(RuntimeError):
@@ -52,9 +49,12 @@ class Slice:
             the ``TORCH_RFC_SLICES`` value.
         package: The import name of the package holding ``patches/``.
         bases: The torch releases the slice has a series for.
-        requires: Names of slices that must be applied first. Every slice but
-            ``shared`` implicitly requires ``shared``.
+        requires: Names of slices that must be applied first; the slice's
+            series is cut against their postimages.
         title: One line saying what the slice changes.
+        stack_after: Names of slices that, when they are applied too, go
+            before this one (an order among independent slices, so that a
+            stacked overlay is the same whatever the selection).
     """
 
     name: str
@@ -64,12 +64,7 @@ class Slice:
     title: str = ""
     version: str = field(default="0+unknown", compare=False)
     patches_root: Path | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def dependencies(self) -> tuple[str, ...]:
-        """Required slices, ``shared`` included."""
-        implicit = () if self.name == "shared" or "shared" in self.requires else ("shared",)
-        return implicit + self.requires
+    stack_after: tuple[str, ...] = ()
 
     def patches_dir(self) -> Path:
         if self.patches_root is not None:
@@ -131,7 +126,7 @@ def discover_slices() -> dict[str, Slice]:
         if not isinstance(declared, Slice):
             raise SliceError(
                 f"entry point {ep.name} = {ep.value} is a "
-                f"{type(declared).__name__}, not a rfc_shared.slices.Slice"
+                f"{type(declared).__name__}, not a rfc_shared.overlay.slices.Slice"
             )
         if declared.name != ep.name:
             raise SliceError(f"entry point {ep.name!r} declares a slice named {declared.name!r}")
@@ -143,22 +138,15 @@ def discover_slices() -> dict[str, Slice]:
     return found
 
 
-def _order_key(name: str) -> tuple[int, str]:
-    try:
-        return (CANONICAL_ORDER.index(name), name)
-    except ValueError:
-        return (len(CANONICAL_ORDER), name)
-
-
 def stack_order(slices: Iterable[Slice]) -> list[Slice]:
-    """Dependencies first; among slices free to go, the canonical order."""
-    pending = sorted(slices, key=lambda s: _order_key(s.name))
+    """Required and ``stack_after`` slices first; ties broken by name."""
+    pending = sorted(slices, key=lambda s: s.name)
     names = {s.name for s in pending}
     placed: list[Slice] = []
     done: set[str] = set()
     while pending:
         for s in pending:
-            if all(d in done or d not in names for d in s.dependencies):
+            if all(d in done or d not in names for d in (*s.requires, *s.stack_after)):
                 break
         else:
             cycle = ", ".join(s.name for s in pending)
@@ -169,41 +157,67 @@ def stack_order(slices: Iterable[Slice]) -> list[Slice]:
     return placed
 
 
-def resolve(selection: Sequence[str], installed: dict[str, Slice]) -> list[Slice]:
+def for_base(installed: Mapping[str, Slice], base: TorchBase) -> dict[str, Slice]:
+    """The installed slices that can apply to ``base``: each has a series for
+    it, and so does every slice it requires."""
+    usable = {n: s for n, s in installed.items() if base in s.bases}
+    changed = True
+    while changed:
+        changed = False
+        for name, s in list(usable.items()):
+            if any(r not in usable for r in s.requires):
+                del usable[name]
+                changed = True
+    return usable
+
+
+def select(
+    names: Sequence[str] | None, installed: Mapping[str, Slice], base: TorchBase
+) -> list[Slice]:
+    """What a selection serves on ``base``, in stack order.
+
+    ``names`` as :func:`rfc_shared.selection.parse` returns them: None is every
+    installed slice that has a series for ``base`` (:func:`for_base`), ``[]``
+    is none; named slices bring the slices they require.
+
+    Raises:
+        SliceError: an unknown slice or a missing dependency.
+        BaseMismatchError: selecting all, slices are installed but none has a
+            series for ``base``.
+    """
+    if names == []:
+        return []
+    if names is None:
+        usable = for_base(installed, base)
+        if installed and not usable:
+            next(iter(installed.values())).series_dir(base)  # raises, naming both
+        installed = usable
+    return resolve(names, installed)
+
+
+def resolve(selection: Sequence[str] | None, installed: Mapping[str, Slice]) -> list[Slice]:
     """The selected slices plus everything they require, in stack order.
+
+    Args:
+        selection: Slice names, as :func:`rfc_shared.selection.parse` returns
+            them; None selects every installed slice.
+        installed: The slices to choose from, by name.
 
     Raises:
         SliceError: a name that is not installed, or a missing dependency.
     """
     chosen: dict[str, Slice] = {}
-    pending = list(selection)
+    pending = list(installed if selection is None else selection)
     while pending:
         name = pending.pop()
         if name in chosen:
             continue
         if name not in installed:
-            known = ", ".join(sorted(installed, key=_order_key)) or "none"
+            known = ", ".join(s.name for s in stack_order(installed.values())) or "none"
             raise SliceError(f"slice {name!r} is not installed (installed: {known})")
         chosen[name] = installed[name]
-        for dep in installed[name].dependencies:
+        for dep in installed[name].requires:
             if dep not in installed:
                 raise SliceError(f"slice {name!r} requires slice {dep!r}, which is not installed")
             pending.append(dep)
     return stack_order(chosen.values())
-
-
-def parse_selection(value: str | None, installed: dict[str, Slice]) -> list[str]:
-    """Slice names from a ``TORCH_RFC_SLICES`` value.
-
-    Unset, empty or ``all`` selects every installed slice; ``none`` selects
-    nothing; otherwise a comma-separated list of names.
-    """
-    value = (value or "").strip()
-    if value.lower() in ("", "all"):
-        return list(installed)
-    if value.lower() == "none":
-        return []
-    names = [n.strip() for n in value.split(",") if n.strip()]
-    if not names:
-        raise SliceError(f"TORCH_RFC_SLICES={value!r} names no slice")
-    return names

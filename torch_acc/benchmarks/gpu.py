@@ -1,6 +1,6 @@
 """Compiled acc vs compiled cuda on one GPU, side by side (acc over CUDA memory).
 
-``python -m rfc_shared.bench.gpu [--json PATH]``: for each case, the same
+``python torch_acc/benchmarks/gpu.py [--json PATH]``: for each case, the same
 function is compiled once for ``cuda`` and once for ``acc`` (acc:i is CUDA
 device i under another name), checked equal, and timed with
 ``triton.testing.do_bench`` medians on fresh inputs after warm-up, in
@@ -134,7 +134,7 @@ def versions() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rfc_shared.bench.gpu", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python torch_acc/benchmarks/gpu.py", description=__doc__)
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
 

@@ -91,8 +91,3 @@ def register_inductor_backend() -> None:
         device_custom_config=config,
     )
     register_device_op_overrides("acc", overrides)
-
-
-def register_for_compile() -> None:
-    """Everything above: what a vendor does to compile on stock torch."""
-    register_inductor_backend()

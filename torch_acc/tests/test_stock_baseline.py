@@ -21,7 +21,8 @@ def compile_report(*args: str, mode: str = "gpu") -> list[dict]:
     done = run_python(
         f"import sys; sys.argv[1:] = {list(args)!r}\n"
         "from rfc_shared.testing.compile_report import main; main()",
-        env={"TORCH_RFC_SLICES": "none", "TORCH_ACC_MODE": mode, "TRITON_INTERPRET": "1"},
+        slices="none",
+        env={"TORCH_ACC_MODE": mode, "TRITON_INTERPRET": "1"},
     )
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
@@ -49,7 +50,9 @@ def test_gpu_mode_registered_by_hand_silently_computes_on_the_wrong_device() -> 
     # With every public registration made by hand, stock Inductor compiles
     # acc's Triton kernels, but is_gpu("acc") is False, so device_need_guard()
     # emits no device guard: acc:1's outputs are allocated on acc:0.
-    report = compile_report("--backend", "inductor", "--register")
+    report = compile_report(
+        "--backend", "inductor", "--setup", "torch_acc.registration:register_inductor_backend"
+    )
     assert [r["status"] for r in report[:-1]] == ["ok"] * (len(CORPUS) - 1)
     failure = first_failure(report)
     assert failure["case"] == "second_device"
@@ -59,7 +62,15 @@ def test_gpu_mode_registered_by_hand_silently_computes_on_the_wrong_device() -> 
 
 def test_host_mode_registered_by_hand_fails_in_the_wrapper_codegen() -> None:
     failure = first_failure(
-        compile_report("--backend", "inductor", "--register", "--cases", "mlp", mode="host")
+        compile_report(
+            "--backend",
+            "inductor",
+            "--setup",
+            "torch_acc.registration:register_inductor_backend",
+            "--cases",
+            "mlp",
+            mode="host",
+        )
     )
     assert failure["error"] == "InductorError"
     assert failure["message"] == "RuntimeError: device acc nyi"

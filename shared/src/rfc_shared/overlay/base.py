@@ -28,14 +28,16 @@ class TorchBase:
         return f"torch-{self.version}"
 
 
-#: The pinned upstream base every series in this repository is written against.
-TORCH_2_13_0 = TorchBase("2.13.0", "cf30153c4c131c8164ee7798e5022d810682e2cb")
+#: The primary base: the newest release, what a slice's upstream PR is cut against.
+TORCH_2_15_0 = TorchBase("2.15.0", "d0f2af8b66b20da4baa50644c0cd3f887a2eae2e")
 
-#: An older release, ported to for machines whose image pins it.
+#: Backport bases: the same API (what upstream landed by 2.15 plus the slice)
+#: for environments that pin an older release.
+TORCH_2_13_0 = TorchBase("2.13.0", "cf30153c4c131c8164ee7798e5022d810682e2cb")
 TORCH_2_11_0 = TorchBase("2.11.0", "70d99e998b4955e0049d13a98d77ae1b14db1f45")
 
 #: Every base a series may be ported to, primary first.
-KNOWN_BASES = (TORCH_2_13_0, TORCH_2_11_0)
+KNOWN_BASES = (TORCH_2_15_0, TORCH_2_13_0, TORCH_2_11_0)
 
 
 class UnknownBaseError(ValueError):

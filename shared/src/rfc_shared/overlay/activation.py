@@ -22,15 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import selection
 from . import cachedirs
 from .applier import HunkMismatchError, apply_hunks
-from .base import TorchBase, read_torch_base, torch_package_dir
+from .base import TorchBase, installed_torch_base, read_torch_base, torch_package_dir
 from .finder import OverlayFinder
 from .patchfile import PatchFormatError
-from .slices import Slice, SliceError, discover_slices, parse_selection, resolve
-
-
-ENV_SLICES = "TORCH_RFC_SLICES"
+from .slices import Slice, SliceError, discover_slices, select
 
 
 class OverlayError(SliceError):
@@ -50,9 +48,15 @@ class PatchApplyError(OverlayError):
         self.target = target
 
 
+#: Where a patch's own tests live, as in a PyTorch checkout. They are applied
+#: like any file but never served: :attr:`Overlay.tests` holds them.
+TESTS_DIR = "test/"
+
+
 @dataclass(frozen=True)
 class PatchedFile:
-    """A torch source file as the overlay serves it."""
+    """A file of the patched tree: a torch source file the overlay serves, or
+    an upstream test file a patch carries."""
 
     path: str
     text: str
@@ -68,8 +72,10 @@ class PatchedFile:
 
 
 def _module_path_error(path: str) -> str | None:
+    if path.startswith(TESTS_DIR):
+        return None if path.endswith(".py") else "only .py test files are supported"
     if not path.startswith("torch/"):
-        return "only files under torch/ can be overlaid"
+        return f"only files under torch/ and {TESTS_DIR} can be overlaid"
     if not path.endswith(".py"):
         return "only .py files can be served in memory (use materialize for others)"
     return None
@@ -87,7 +93,13 @@ class Overlay:
 
     @property
     def modules(self) -> dict[str, PatchedFile]:
-        return {f.module_name: f for f in self.files.values()}
+        """The torch modules served, by module name."""
+        return {f.module_name: f for f in self.files.values() if f.path.startswith("torch/")}
+
+    @property
+    def tests(self) -> dict[str, PatchedFile]:
+        """The upstream test files the series carry, by path (``test/...``)."""
+        return {p: f for p, f in self.files.items() if p.startswith(TESTS_DIR)}
 
     @classmethod
     def build(cls, slices: Sequence[Slice], torch_dir: Path | None = None) -> Overlay:
@@ -105,7 +117,7 @@ class Overlay:
         files: dict[str, PatchedFile] = {}
         applied: list[str] = []
         for s in slices:
-            missing = [d for d in s.dependencies if d not in applied]
+            missing = [d for d in s.requires if d not in applied]
             if missing:
                 raise OverlayError(
                     f"slice {s.name!r} requires {', '.join(map(repr, missing))}, "
@@ -136,16 +148,18 @@ class Overlay:
                 if problem:
                     raise PatchApplyError(s.name, patch.name, diff.path, problem)
                 current = staged.get(diff.path)
-                pristine = site_dir / diff.path
+                # Upstream tests are not in a torch installation: a patch
+                # creates them, later patches may change them.
+                pristine = site_dir / diff.path if not diff.path.startswith(TESTS_DIR) else None
                 if diff.is_new:
-                    if current is not None or pristine.exists():
+                    if current is not None or (pristine is not None and pristine.exists()):
                         raise PatchApplyError(
                             s.name, patch.name, diff.path, "creates a file that exists"
                         )
                     text = ""
                 elif current is not None:
                     text = current.text
-                elif pristine.is_file():
+                elif pristine is not None and pristine.is_file():
                     text = pristine.read_text(encoding="utf-8")
                 else:
                     raise PatchApplyError(s.name, patch.name, diff.path, "file not found in torch")
@@ -177,6 +191,7 @@ _finder: OverlayFinder | None = None
 _failure: BaseException | None = None
 _settled = False  # the environment was read; nothing more to do on import
 _cache_dirs: dict[str, str] = {}
+_left_out: list[str] = []  # installed, selected by "all", no series for this torch
 
 
 def active() -> Overlay | None:
@@ -188,31 +203,41 @@ def report() -> dict[str, Any]:
     """What is active: slices and versions, series hash, patched modules and
     the cache directories the overlay chose (empty when the user set them)."""
     if _active is None:
-        return {"active": False, "slices": [], "requested": os.environ.get(ENV_SLICES)}
-    return {"active": True, **_active.describe(), "cache_dirs": dict(_cache_dirs)}
+        return {"active": False, "slices": [], "requested": os.environ.get(selection.ENV)}
+    return {
+        "active": True,
+        **_active.describe(),
+        "cache_dirs": dict(_cache_dirs),
+        "not_on_this_torch": list(_left_out),
+    }
 
 
 def activate(
-    selection: Sequence[str] | None = None,
+    names: Sequence[str] | None = None,
     *,
     installed: Mapping[str, Slice] | None = None,
     _replacing: object | None = None,
 ) -> Overlay:
-    """Build the overlay for ``selection`` and serve it to later imports.
+    """Build the overlay for ``names`` and serve it to later imports.
 
     Args:
-        selection: Slice names; their dependencies are added. None selects
-            every installed slice.
+        names: Slice names; the slices they require are added. None selects
+            every installed slice that has a series for the installed torch
+            (:func:`report` names the others); a name given explicitly must
+            have one.
         installed: The slices to choose from; defaults to the installed ones.
 
     Raises:
         OverlayError: another overlay is already active, or a module it
             would patch was imported already (activate before importing torch).
         SliceError: an unknown slice or a missing dependency.
+        BaseMismatchError: a selected slice has no series for the installed
+            torch, or (selecting all) no installed slice has.
     """
     global _active, _finder
     installed = discover_slices() if installed is None else dict(installed)
-    slices = resolve(list(installed) if selection is None else selection, installed)
+    slices = select(names, installed, installed_torch_base())
+    left_out = [n for n in installed if names is None and n not in {s.name for s in slices}]
     if _active is not None:
         if [s.name for s in _active.slices] == [s.name for s in slices]:
             return _active
@@ -236,9 +261,10 @@ def activate(
     else:
         sys.meta_path.insert(0, finder)
     # Compile workers and other subprocesses inherit the same overlay.
-    os.environ[ENV_SLICES] = ",".join(s.name for s in overlay.slices)
+    os.environ[selection.ENV] = ",".join(s.name for s in overlay.slices)
     _cache_dirs.update(cachedirs.namespace(overlay.series_hash))
     _active, _finder = overlay, finder
+    _left_out[:] = left_out
     return overlay
 
 
@@ -255,10 +281,9 @@ def activate_on_torch_import(hook: object) -> OverlayFinder | None:
     if _failure is not None:
         raise OverlayError(f"the torch overlay failed to activate: {_failure}")
     try:
-        installed = discover_slices()
-        names = parse_selection(os.environ.get(ENV_SLICES), installed)
-        if names:
-            activate(names, installed=installed, _replacing=hook)
+        names = selection.current()
+        if names != []:
+            activate(names, _replacing=hook)
     except BaseException as e:
         _failure = e
         raise

@@ -1,0 +1,104 @@
+"""Conformance probes of slice ``rfc1``."""
+
+from __future__ import annotations
+
+import importlib
+
+import torch
+
+from rfc_shared.conformance.harness import (
+    ask_each,
+    check,
+    registry,
+    subject,
+    variant,
+)
+from rfc_shared.conformance.probes import probe
+
+
+def _utils():
+    return importlib.import_module("torch._inductor.utils")
+
+
+@probe("rfc1.is_gpu", "is_gpu(device) asks the interface")
+def _is_gpu() -> str:
+    name = subject().name
+    answers = ask_each(
+        lambda: _utils().is_gpu(name),
+        gpu=variant(is_gpu=lambda: True),
+        not_gpu=variant(is_gpu=lambda: False),
+    )
+    check(answers == {"gpu": True, "not_gpu": False}, f"is_gpu({name!r}) answered {answers}")
+    return f"is_gpu({name!r}) follows the interface: {answers}"
+
+
+@probe("rfc1.gpu_types", "GPU_TYPES is derived from the registry, late binding")
+def _gpu_types() -> str:
+    name = subject().name
+    utils = _utils()  # imported before the backend registers
+    answers = ask_each(
+        lambda: name in list(utils.GPU_TYPES),
+        gpu=variant(is_gpu=lambda: True),
+        not_gpu=variant(is_gpu=lambda: False),
+    )
+    check(answers == {"gpu": True, "not_gpu": False}, f"{name!r} in GPU_TYPES: {answers}")
+    return f"{name!r} in GPU_TYPES follows the interface, registered after import: {answers}"
+
+
+@probe("rfc1.get_gpu_type", "get_gpu_type() returns the PrivateUse1 GPU")
+def _get_gpu_type() -> str:
+    name = subject().name
+    answers = ask_each(lambda: _utils().get_gpu_type(), gpu=variant(is_gpu=lambda: True))
+    check(answers["gpu"] == name, f"get_gpu_type() is {answers['gpu']!r} with a GPU-class {name}")
+    return f"get_gpu_type() is {name!r}"
+
+
+@probe("rfc1.has_triton", "has_triton() walks is_triton_capable of registered interfaces")
+def _has_triton() -> str:
+    from torch.utils._triton import has_triton, has_triton_package
+
+    check(has_triton_package(), "the triton package is not installed")
+    answers = ask_each(
+        has_triton,
+        capable=variant(is_triton_capable=lambda device=None: True),
+        incapable=variant(is_triton_capable=lambda device=None: False),
+    )
+    check(
+        answers["capable"] is True, f"has_triton() is {answers['capable']} with a capable backend"
+    )
+    check(
+        answers["incapable"] is False or torch.cuda.is_available(),
+        f"has_triton() stayed {answers['incapable']} after the backend said it is not capable",
+    )
+    return f"has_triton() follows is_triton_capable: {answers}"
+
+
+@probe("rfc1.device_need_guard", "device_need_guard = is_gpu and exposes streams")
+def _device_need_guard() -> str:
+    name = subject().name
+    base = registry().DeviceInterface
+    answers = ask_each(
+        lambda: _utils().device_need_guard(name),
+        streams=variant(is_gpu=lambda: True),
+        no_streams=variant(is_gpu=lambda: True, Stream=base.Stream),
+    )
+    check(
+        answers == {"streams": True, "no_streams": False},
+        f"device_need_guard({name!r}) answered {answers}",
+    )
+    return f"device_need_guard({name!r}) follows the Stream slot: {answers}"
+
+
+@probe("rfc1.multi_processor_count", "DeviceProperties uses get_multi_processor_count")
+def _multi_processor_count() -> str:
+    from torch._inductor.runtime.hints import DeviceProperties
+
+    answers = ask_each(
+        lambda: DeviceProperties.create(subject().device).multi_processor_count,
+        custom=variant(get_multi_processor_count=classmethod(lambda cls, device=None: 7)),
+    )
+    check(
+        answers["custom"] == 7,
+        f"multi_processor_count is {answers['custom']}, the interface says 7",
+    )
+    return "DeviceProperties.multi_processor_count comes from the interface"

@@ -1,0 +1,152 @@
+"""Conformance probes of slice ``rfc3``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+
+import torch
+
+from rfc_shared.conformance.harness import (
+    ProbeFailure,
+    ask_each,
+    check,
+    require,
+    subject,
+    variant,
+)
+from rfc_shared.conformance.probes import probe
+
+
+def _common():
+    return importlib.import_module("torch._inductor.codegen.common")
+
+
+@probe("rfc3.entry_point_discovery", "the Inductor backend is found through an entry point")
+def _entry_point_discovery() -> str:
+    common = _common()
+    common.init_backend_registration()
+    scheduling = common.get_scheduling_for_device(subject().name)
+    check(scheduling is not None, f"no Inductor scheduling registered for {subject().name!r}")
+    return f"{subject().name} has scheduling {getattr(scheduling, '__name__', scheduling)}"
+
+
+@probe("rfc3.config_keys", "torch.compile(options={'<device>.<key>': v}) reaches the backend")
+def _config_keys() -> str:
+    common = _common()
+    common.init_backend_registration()
+    name = subject().name
+    config = common.get_custom_backend_config_for_device(name)
+    check(config is not None, f"{name} registered no device_custom_config")
+    key = next(iter(config.get_config_copy()))
+    option = f"{name}.{key}"
+    try:
+        torch.compile(lambda x: x, options={option: config.get_config_copy()[key]})
+    except RuntimeError as e:
+        raise ProbeFailure(f"{option!r}: {str(e)[:120]}") from e
+    return f"options={{{option!r}: ...}} accepted"
+
+
+def _overrides():
+    common = _common()
+    common.init_backend_registration()
+    try:
+        return common.get_device_op_overrides(subject().name)
+    except KeyError as e:
+        raise ProbeFailure(f"no DeviceOpOverrides registered for {subject().name!r}") from e
+
+
+@probe("rfc3.cpp_options", "C++ build options come from the DeviceOpOverrides")
+def _cpp_options() -> str:
+    from torch._inductor.cpp_builder import get_cpp_torch_device_options
+
+    overrides = _overrides()
+    declared = getattr(overrides, "get_cpp_torch_device_options", None)
+    check(declared is not None, "the DeviceOpOverrides declare no C++ options")
+    wanted = declared()[0]
+    got = get_cpp_torch_device_options(subject().name)[0]
+    check(
+        wanted and all(any(w.strip() == g.strip() for g in got) for w in wanted),
+        f"definitions {got} lack the backend's {wanted}",
+    )
+    return f"definitions include {wanted}"
+
+
+@probe("rfc3.aten_device_type", "the ATen device type comes from the DeviceOpOverrides")
+def _aten_device_type() -> str:
+    cpp_utils = importlib.import_module("torch._inductor.codegen.cpp_utils")
+    name = subject().name
+    mapper = getattr(cpp_utils, "device_to_aten", None)
+    try:
+        got = mapper(name) if mapper is not None else cpp_utils.DEVICE_TO_ATEN[name]
+    except (KeyError, AssertionError, RuntimeError) as e:
+        raise ProbeFailure(f"no ATen device type for {name!r}: {type(e).__name__}") from e
+    check(got == "at::kPrivateUse1", f"ATen device type of {name!r} is {got!r}")
+    return f"{name} -> {got}"
+
+
+@probe("rfc3.stream_type", "cpp_stream_type has a safe default")
+def _stream_type() -> str:
+    try:
+        stream_type = _overrides().cpp_stream_type()
+    except NotImplementedError as e:
+        raise ProbeFailure("DeviceOpOverrides.cpp_stream_type() is not implemented") from e
+    return f"cpp_stream_type() is {stream_type!r}"
+
+
+@probe("rfc3.visible_devices_env", "autotune uses the interface's visible-devices variable")
+def _visible_devices_env() -> str:
+    autotune = importlib.import_module("torch._inductor.autotune_process")
+    getter = require(autotune, "get_visible_devices_env_var", "torch._inductor.autotune_process")
+    answers = ask_each(
+        lambda: getter(subject().name),
+        declared=variant(visible_devices_env=lambda: "PROBE_VISIBLE"),
+    )
+    check(answers["declared"] == "PROBE_VISIBLE", f"autotune uses {answers['declared']!r}")
+    return "autotune subprocesses use the interface's visible-devices variable"
+
+
+@probe("rfc3.cache_key", "the interface contributes to Inductor's cache key")
+def _cache_key() -> str:
+    from torch._inductor.codecache import CacheBase
+
+    def system() -> str:
+        CacheBase.get_system.cache_clear()  # sampled once per process by design
+        return json.dumps(CacheBase.get_system(), default=str)
+
+    answers = ask_each(
+        system,
+        declared=variant(get_cache_system_info=classmethod(lambda cls: {"probe": "on"})),
+    )
+    CacheBase.get_system.cache_clear()
+    check("probe" in answers["declared"], "get_cache_system_info() is not in the cache key")
+    return "get_cache_system_info() is part of CacheBase.get_system()"
+
+
+@probe("rfc3.two_pass_gate", "the cpp_wrapper two-pass gate asks the registry")
+def _two_pass_gate() -> str:
+    from torch._inductor.graph import GraphLowering
+
+    common = _common()
+    check(
+        hasattr(common.DeviceOpOverrides, "uses_gpu_cpp_wrapper"),
+        "DeviceOpOverrides.uses_gpu_cpp_wrapper does not exist",
+    )
+    source = inspect.getsource(GraphLowering.codegen_with_cpp_wrapper)
+    check('["cuda", "xpu"]' not in source, 'the gate still lists ["cuda", "xpu"]')
+    return "codegen_with_cpp_wrapper asks uses_gpu_cpp_wrapper()"
+
+
+@probe("rfc3.e2e_compile", "the corpus compiles with Inductor, no calls by hand")
+def _e2e_compile() -> str:
+    from rfc_shared.testing.compile_report import compile_case
+    from rfc_shared.testing.corpus import CASES
+
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+    for name in CASES:
+        result = compile_case(name, "inductor", subject().name)
+        if result["status"] != "ok":
+            raise ProbeFailure(f"{name}: {result['message']} at {result['site']}")
+    return f"all {len(CASES)} corpus cases compile and match the CPU"

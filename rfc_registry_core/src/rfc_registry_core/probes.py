@@ -1,0 +1,61 @@
+"""Conformance probes of slice ``shared``."""
+
+from __future__ import annotations
+
+from rfc_shared.conformance.harness import (
+    ProbeFailure,
+    base_interface,
+    check,
+    isolated,
+    register,
+    registry,
+    require,
+    subject,
+    variant,
+)
+from rfc_shared.conformance.probes import probe
+
+
+@probe("shared.register_privateuse1", "PrivateUse1 entry: validates, never clobbers")
+def _register_privateuse1() -> str:
+    interfaces = registry()
+    entry = require(interfaces, "register_interface_for_device_PrivateUse1", "device_interface")
+    name = subject().name
+    with isolated():
+        register(base_interface())
+        before = dict(interfaces.device_interfaces)
+        try:
+            entry("cuda", base_interface())
+        except ValueError:
+            pass
+        else:
+            raise ProbeFailure("registering under 'cuda' was accepted")
+        check(interfaces.device_interfaces == before, "a refused registration changed the registry")
+        count = subject().module.device_count()
+        check(
+            all(f"{name}:{i}" in interfaces.device_interfaces for i in range(count)),
+            f"indexed names {name}:0..{count - 1} were not registered",
+        )
+    return (
+        f"registers {name} and {name}:0..{count - 1}; refuses 'cuda' leaving the registry as it was"
+    )
+
+
+@probe("shared.indexed_lookup", "get_interface_for_device resolves indexed names")
+def _indexed_lookup() -> str:
+    interfaces = registry()
+    name = subject().name
+    listing = require(interfaces, "get_interface_for_device__PrivateUse1", "device_interface")
+    with isolated():
+        interface = variant()
+        register(interface)
+        far = f"{name}:{subject().module.device_count() + 5}"
+        try:
+            found = interfaces.get_interface_for_device(far)
+        except NotImplementedError as e:
+            raise ProbeFailure(f"get_interface_for_device({far!r}) raised: {e}") from e
+        check(found is interface, f"get_interface_for_device({far!r}) is {found}")
+        check((name, interface) in listing(), f"{name} missing from {listing.__name__}()")
+    return (
+        f"{far!r} resolves to the {name} interface; listed by get_interface_for_device__PrivateUse1"
+    )

@@ -1,0 +1,38 @@
+"""Authoring tools: slices are edited through git, never by hand.
+
+- :mod:`.workflow`: ``workspace`` (a git tree with the series as commits),
+  ``refresh`` (commits back to a series), porting to another base,
+  ``check_series``, ``export`` and ``materialize``.
+- :mod:`.pristine`: the pristine ``.py`` sources of a torch release.
+"""
+
+from .workflow import (
+    AuthoringError,
+    PortConflictError,
+    check_series,
+    export,
+    from_source,
+    git,
+    materialize,
+    project_root,
+    refresh,
+    slice_source_dir,
+    source_slices,
+    workspace,
+)
+
+
+__all__ = [
+    "AuthoringError",
+    "PortConflictError",
+    "check_series",
+    "export",
+    "from_source",
+    "git",
+    "materialize",
+    "project_root",
+    "refresh",
+    "slice_source_dir",
+    "source_slices",
+    "workspace",
+]
