@@ -102,12 +102,14 @@ class DeviceInterface:
 
     @classmethod
     def raise_if_triton_unavailable(cls, device: torch.types.Device = None) -> None:
+        from torch._dynamo.exc import TritonUnavailableError  # only Dynamo calls this
+
         if not is_gpu_mode():
-            raise RuntimeError("acc runs Inductor's C++ kernels in host mode, not Triton")
+            raise TritonUnavailableError("acc runs Inductor's C++ kernels in host mode, not Triton")
         import triton.backends
 
         if "acc" not in triton.backends.backends:
-            raise RuntimeError(
+            raise TritonUnavailableError(
                 "Triton has no 'acc' backend: reinstall torch-acc, which provides it "
                 "through the 'triton.backends' entry point"
             )

@@ -27,6 +27,8 @@ _STATE: tuple[tuple[str, str, Any], ...] = (
 # generation bump.
 _DERIVED_CACHES: tuple[tuple[str, str], ...] = (
     ("torch._inductor.utils", "get_gpu_type"),
+    # Cached per device: an interface replaced by a test must be asked again.
+    ("torch._inductor.runtime.hints", "DeviceProperties.create"),
     ("torch._dynamo.variables.user_defined", "UserDefinedClassVariable._in_graph_classes"),
 )
 
