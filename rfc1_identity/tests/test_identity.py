@@ -106,9 +106,8 @@ def test_has_triton_asks_is_triton_capable(acc: str) -> None:
 
 
 def test_triton_missing_is_reported_for_a_gpu_whose_codegen_is_triton(acc: str) -> None:
-    from torch._inductor.exc import TritonMissing
-
     from torch._dynamo.exc import TritonUnavailableError
+    from torch._inductor.exc import TritonMissing
 
     from torch_acc.registration import register_inductor_backend
 
