@@ -82,7 +82,7 @@ def _workspace(args: argparse.Namespace) -> int:
 
     dest = args.dest or project_root() / ".workspace" / args.slice
     print(f"seeding {dest} with pristine torch sources and the series ...", flush=True)
-    workspace(args.slice, dest, base=_base(args))
+    workspace(args.slice, dest, base=_base(args), from_primary=args.from_primary)
     print(
         f"workspace ready: {dest}\n"
         "  tags: base (pristine), deps (dependency slices applied); HEAD has the slice.\n"
@@ -148,6 +148,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("slice")
     p.add_argument("--dest", type=Path)
     p.add_argument("--base", help="torch version to author against (default: installed)")
+    p.add_argument(
+        "--from-primary",
+        action="store_true",
+        help="port the primary series onto --base even if the base has a series (redo a port)",
+    )
     p.set_defaults(run=_workspace)
 
     p = sub.add_parser("refresh", help="regenerate a slice's series from its workspace")

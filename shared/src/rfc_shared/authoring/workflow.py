@@ -162,7 +162,11 @@ def _torch_sources(base: TorchBase | None) -> Path:
 
 
 def workspace(
-    name: str, dest: Path, root: Path | None = None, base: TorchBase | None = None
+    name: str,
+    dest: Path,
+    root: Path | None = None,
+    base: TorchBase | None = None,
+    from_primary: bool = False,
 ) -> Path:
     """Create the authoring repository for slice ``name`` at ``dest``.
 
@@ -173,6 +177,8 @@ def workspace(
         base: The torch release to author against (default: the installed
             one). If the slice has no series for it yet, its primary series
             is ported by a 3-way cherry-pick.
+        from_primary: Port the primary series even when ``base`` has a series
+            (to redo a backport after the primary series changed).
 
     Raises:
         PortConflictError: the port stopped on conflicts; the workspace is
@@ -194,7 +200,7 @@ def workspace(
     for dep in deps:
         am(dest, dep.series_files(base))
     git(dest, "tag", "deps")
-    if base in target.bases:
+    if base in target.bases and not (from_primary and base != target.bases[0]):
         am(dest, target.series_files(base))
     else:
         _port(dest, deps, target)
