@@ -79,10 +79,12 @@ def _base(args: argparse.Namespace) -> TorchBase | None:
 
 def _workspace(args: argparse.Namespace) -> int:
     from .authoring import project_root, workspace
+    from .overlay.base import known_base
 
     dest = args.dest or project_root() / ".workspace" / args.slice
     print(f"seeding {dest} with pristine torch sources and the series ...", flush=True)
-    workspace(args.slice, dest, base=_base(args), from_primary=args.from_primary)
+    port_from = known_base(args.port_from) if args.port_from else None
+    workspace(args.slice, dest, base=_base(args), port_from=port_from)
     print(
         f"workspace ready: {dest}\n"
         "  tags: base (pristine), deps (dependency slices applied); HEAD has the slice.\n"
@@ -149,9 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dest", type=Path)
     p.add_argument("--base", help="torch version to author against (default: installed)")
     p.add_argument(
-        "--from-primary",
-        action="store_true",
-        help="port the primary series onto --base even if the base has a series (redo a port)",
+        "--port-from",
+        metavar="VERSION",
+        help="port this base's series onto --base even if it has one (redo a port; "
+        "default without it: the primary series, only when --base has none)",
     )
     p.set_defaults(run=_workspace)
 

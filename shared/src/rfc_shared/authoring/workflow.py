@@ -166,7 +166,7 @@ def workspace(
     dest: Path,
     root: Path | None = None,
     base: TorchBase | None = None,
-    from_primary: bool = False,
+    port_from: TorchBase | None = None,
 ) -> Path:
     """Create the authoring repository for slice ``name`` at ``dest``.
 
@@ -177,8 +177,9 @@ def workspace(
         base: The torch release to author against (default: the installed
             one). If the slice has no series for it yet, its primary series
             is ported by a 3-way cherry-pick.
-        from_primary: Port the primary series even when ``base`` has a series
-            (to redo a backport after the primary series changed).
+        port_from: Port the series of this base (default: the primary one)
+            even when ``base`` has a series, to redo a backport after the
+            series it came from changed.
 
     Raises:
         PortConflictError: the port stopped on conflicts; the workspace is
@@ -200,16 +201,15 @@ def workspace(
     for dep in deps:
         am(dest, dep.series_files(base))
     git(dest, "tag", "deps")
-    if base in target.bases and not (from_primary and base != target.bases[0]):
+    if base in target.bases and (port_from is None or port_from == base):
         am(dest, target.series_files(base))
     else:
-        _port(dest, deps, target)
+        _port(dest, deps, target, port_from or target.bases[0])
     return dest
 
 
-def _port(repo: Path, deps: Sequence[Slice], target: Slice) -> None:
-    """Replay ``target``'s primary series onto the commits in ``repo``."""
-    source = target.bases[0]
+def _port(repo: Path, deps: Sequence[Slice], target: Slice, source: TorchBase) -> None:
+    """Replay ``target``'s series for ``source`` onto the commits in ``repo``."""
     with _scratch() as tmp:
         replay = tmp / "source"
         seed_pristine(replay, pristine.sources_dir(source), source)
