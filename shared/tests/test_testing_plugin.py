@@ -1,8 +1,15 @@
 """The pytest plugin every slice's tests run under."""
 
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import pytest
 
 from rfc_shared import selection
+from rfc_shared.testing.backends import ENV_BACKEND
 
 
 # Opt-in: a pytest run outside the project loads it only when asked.
@@ -79,3 +86,34 @@ def test_each_test_gets_the_registry_and_a_cache_dir_of_its_own(
         """
     )
     pytester.runpytest_subprocess(*PLUGIN, "-p", "no:randomly").assert_outcomes(passed=2)
+
+
+def test_a_pytest_run_elsewhere_loads_nothing_of_the_project(tmp_path: Path) -> None:
+    """Installing the project changes no other test suite: without the
+    project's pytest configuration no plugin loads and no backend is imported."""
+    (tmp_path / "test_elsewhere.py").write_text(
+        textwrap.dedent(
+            """
+            import sys
+
+            import torch
+
+
+            def test_untouched():
+                assert "rfc_shared.testing.plugin" not in sys.modules
+                assert "torch_acc" not in sys.modules
+                assert torch._C._get_privateuse1_backend_name() == "privateuseone"
+            """
+        )
+    )
+    env = {k: v for k, v in os.environ.items() if k != ENV_BACKEND}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 passed" in done.stdout

@@ -14,11 +14,12 @@ def _every_slice_applied() -> None:
     import torch  # noqa: F401  (the overlay activates on the first torch import)
 
     from rfc_shared import overlay
-    from rfc_shared.overlay.slices import discover_slices
+    from rfc_shared.overlay.base import installed_torch_base
+    from rfc_shared.overlay.slices import discover_slices, select
 
     current = overlay.active()
     active = sorted(s.name for s in current.slices) if current is not None else []
-    wanted = sorted(discover_slices())
+    wanted = sorted(s.name for s in select(None, discover_slices(), installed_torch_base()))
     if active != wanted:
         pytest.fail(
             f"the reliability suite needs every slice ({', '.join(wanted)}); the overlay "

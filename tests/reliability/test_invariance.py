@@ -97,7 +97,7 @@ print(json.dumps(answers))
 """
 
 
-def _both(code: str, tmp_path: Path, **env: str) -> tuple[object, object]:
+def _both(code: str, tmp_path: Path, **env: str | None) -> tuple[object, object]:
     sides = []
     for slices in ("none", "all"):
         cache = str(tmp_path / slices)
@@ -106,15 +106,167 @@ def _both(code: str, tmp_path: Path, **env: str) -> tuple[object, object]:
     return sides[0], sides[1]
 
 
+# Every test here runs as a user's program would: device-backend autoload on
+# and the reference backend installed but not imported.
+AUTOLOAD_ON = {"TORCH_DEVICE_BACKEND_AUTOLOAD": "1", "TORCH_RFC_BACKEND": None}
+
+
 def test_identity_and_capability_answers_for_builtin_devices_are_stock(tmp_path: Path) -> None:
-    # No out-of-tree backend on either side: rfc3's entry-point discovery
-    # honours the autoload switch, so acc is not loaded into the stacked side.
-    stock, stacked = _both(IDENTITY, tmp_path, TORCH_DEVICE_BACKEND_AUTOLOAD="0")
+    stock, stacked = _both(IDENTITY, tmp_path, **AUTOLOAD_ON)
+    # The one intended difference (registry core): an indexed name resolves
+    # by its device type, as torch.device("cuda:0") does, where stock torch
+    # raises for an index it did not register.
+    if stock["cuda:0"]["interface"] == "raises NotImplementedError":
+        assert stacked["cuda:0"]["interface"] == "CudaInterface"
+        stacked["cuda:0"]["interface"] = stock["cuda:0"]["interface"]
     assert stacked == stock
 
 
+# What the slices' registries hold, as plain data: taken before any compile
+# and again after compiling the CPU corpus.
+SNAPSHOT = """
+import json, sys, torch
+
+def snapshot():
+    import torch._dynamo.trace_rules as trace_rules
+    import torch._dynamo.utils as dynamo_utils
+    import torch._inductor.utils as u
+    from torch._dynamo.device_interface import get_registered_device_interfaces
+    from torch._inductor.codegen import common
+
+    constant_types = dynamo_utils.common_constant_types
+    constant_types = constant_types() if callable(constant_types) else constant_types
+    return {
+        "interfaces": sorted(
+            (name, iface.__qualname__) for name, iface in get_registered_device_interfaces()
+        ),
+        "gpu_types": sorted(u.GPU_TYPES),
+        "inductor_backends": sorted(common.device_codegens),
+        "op_overrides": sorted(common.device_op_overrides_dict),
+        "constant_types": sorted(t.__qualname__ for t in constant_types),
+        "torch_obj_rules": len(trace_rules.get_torch_obj_rule_map()),
+        "privateuse1": torch._C._get_privateuse1_backend_name(),
+        "accelerator": str(torch.accelerator.current_accelerator()),
+        # The backend itself; Triton imports its plugin (torch_acc_triton)
+        # whenever anything imports triton.backends, stock torch included.
+        "backend_modules": sorted(
+            m for m in sys.modules if m == "torch_acc" or m.startswith("torch_acc.")
+        ),
+    }
+
+before = snapshot()
+from rfc_shared.testing.corpus import CORPUS
+for case in CORPUS:
+    if case.name == "second_device":
+        continue
+    torch._dynamo.reset()
+    compiled = torch.compile(case.build(), dynamic=case.dynamic or None)
+    for args in case.inputs():
+        compiled(*args)
+print(json.dumps({"before": before, "after": snapshot()}))
+"""
+
+
+def test_registries_are_stock_before_and_after_a_cpu_compile(tmp_path: Path) -> None:
+    """With torch-acc installed and autoload on, compiling for cpu loads no
+    backend, renames nothing and registers nothing a stock torch would not."""
+    stock, stacked = _both(SNAPSHOT, tmp_path, **AUTOLOAD_ON)
+    assert stacked["before"] == stock["before"]
+    assert stacked["after"] == stock["after"]
+    assert stacked["after"]["backend_modules"] == []
+    assert stacked["after"]["privateuse1"] == "privateuseone"
+
+
+# Compiled optimizers and backward graphs on cpu: Dynamo's graphs, Inductor's
+# generated code and the results.
+OPTIMIZERS_AND_BACKWARD = """
+import hashlib, json, torch
+from torch._inductor.utils import run_and_get_code
+from torch.optim.adam import adam
+
+def digest(tensors):
+    return [hashlib.sha256(t.detach().contiguous().numpy().tobytes()).hexdigest()
+            for t in tensors]
+
+def capture(fn, *args, fullgraph=True):
+    graphs = []
+    def backend(gm, example_inputs):
+        graphs.append(gm.code)
+        from torch._inductor.compile_fx import compile_fx
+        return compile_fx(gm, example_inputs)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=backend, fullgraph=fullgraph)
+    out, code = run_and_get_code(compiled, *args)
+    return {"fx": graphs, "inductor": code, "results": digest(out)}
+
+torch.manual_seed(0)
+report = {}
+
+# Functional adam, as the optimizer's step calls it (capturable off, no foreach).
+params = [torch.randn(8, 8) for _ in range(2)]
+grads = [torch.randn(8, 8) for _ in range(2)]
+exp_avgs = [torch.zeros(8, 8) for _ in range(2)]
+exp_avg_sqs = [torch.zeros(8, 8) for _ in range(2)]
+steps = [torch.tensor(0.0) for _ in range(2)]
+
+def functional_adam(params, grads, exp_avgs, exp_avg_sqs, steps):
+    adam(
+        params, grads, exp_avgs, exp_avg_sqs, [], steps, foreach=False,
+        capturable=False, differentiable=False, fused=None, grad_scale=None,
+        found_inf=None, has_complex=False, amsgrad=False, beta1=0.9, beta2=0.999,
+        lr=1e-3, weight_decay=0.0, eps=1e-8, maximize=False,
+    )
+    return params
+
+report["functional_adam"] = capture(functional_adam, params, grads, exp_avgs, exp_avg_sqs, steps)
+
+# torch.optim.Adam's step (it breaks the graph around the update by design).
+model = torch.nn.Linear(8, 8)
+for p in model.parameters():
+    p.grad = torch.randn_like(p)
+optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+def module_step():
+    optimizer.step()
+    return list(model.parameters())
+
+report["module_adam"] = capture(module_step, fullgraph=False)
+
+# A compiled forward whose backward Inductor compiles when it first runs.
+net = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4))
+x = torch.randn(4, 8, requires_grad=True)
+graphs = []
+
+def backend(gm, example_inputs):
+    graphs.append(gm.code)
+    from torch._inductor.compile_fx import compile_fx
+    return compile_fx(gm, example_inputs)
+
+torch._dynamo.reset()
+forward = torch.compile(lambda x: net(x).square().mean(), backend=backend)
+
+def train_step(x):
+    loss = forward(x)
+    loss.backward()
+    return [loss, x.grad, *(p.grad for p in net.parameters())]
+
+out, code = run_and_get_code(train_step, x)
+assert len(code) == 2, "a forward and a backward kernel module"
+report["backward"] = {"fx": graphs, "inductor": code, "results": digest(out)}
+print(json.dumps(report))
+"""
+
+
+def test_compiled_optimizers_and_backward_graphs_on_cpu_are_stock(tmp_path: Path) -> None:
+    stock, stacked = _both(OPTIMIZERS_AND_BACKWARD, tmp_path, **AUTOLOAD_ON)
+    assert stacked.keys() == stock.keys() == {"functional_adam", "module_adam", "backward"}
+    for case in stock:
+        for part in ("fx", "inductor", "results"):
+            assert stacked[case][part] == stock[case][part], (case, part)
+
+
 def test_corpus_on_cpu_graphs_code_and_results_are_stock(tmp_path: Path) -> None:
-    stock, stacked = _both(CORPUS_ON_CPU, tmp_path)
+    stock, stacked = _both(CORPUS_ON_CPU, tmp_path, **AUTOLOAD_ON)
     assert stacked.keys() == stock.keys() and len(stock) >= 5
     for case in stock:
         for part in ("fx", "inductor", "results"):
