@@ -22,7 +22,9 @@ html_title = "PrivateUse1 x torch.compile"
 # Every example runs against the torch the overlay serves in this process
 # (TORCH_RFC_SLICES), on a renamed PrivateUse1 backend.
 doctest_global_setup = """
+import os
 import torch
+os.environ.setdefault("TORCH_RFC_BACKEND", "torch_acc")  # also for fresh interpreters
 from rfc_shared.testing.backends import ensure_privateuse1_backend
 ensure_privateuse1_backend("torch_acc")  # the reference backend
 """
