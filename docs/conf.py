@@ -16,6 +16,7 @@ extensions = [
     "sphinx_copybutton",
     "slice_series",
     "generated_include",
+    "bench_figures",
 ]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
