@@ -26,11 +26,10 @@ nitpicky = True
 
 # PyTorch's own docs theme. The header carries no page links (the titles are
 # long); the left sidebar lists the whole toctree, grouped by its captions, on
-# every page, and the right one the page's sections.
+# every page, and the right one the page's sections. The theme puts wide
+# tables and code blocks in boxes that scroll (docs/tests/test_layout.py).
 html_theme = "pydata_sphinx_theme"
 html_title = "PrivateUse1 x torch.compile"
-html_static_path = ["_static"]
-html_css_files = ["layout.css"]
 templates_path = ["_templates"]
 html_sidebars = {"**": ["sidebar-nav-all.html"]}
 html_theme_options = {
