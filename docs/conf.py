@@ -17,6 +17,7 @@ extensions = [
     "slice_series",
     "generated_include",
     "bench_figures",
+    "table_breaks",
 ]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3

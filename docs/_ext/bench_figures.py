@@ -24,7 +24,9 @@ FORMAT
     a format specification starting with ``.`` (``.3f``); the default is three
     significant digits.
 
-A list prints its items separated by commas, a string as it is. An unknown
+A list prints its items separated by commas, a string as it is. A figure does
+not break across lines: a time and its unit, or the words of a text, are joined
+by no-break spaces (in a table's cells a text may wrap). An unknown
 source, object, field or unit, or a unit on a value that is not a time, is an
 error at the role (a failed build under ``-W``).
 
@@ -48,6 +50,7 @@ from sphinx.util.docutils import SphinxDirective, SphinxRole
 
 FILES = {"": "bench.json", "gpu/": "gpu/bench.json", "history/": "history.json"}
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+NBSP = "\N{NO-BREAK SPACE}"  # a figure does not break across lines
 _SUFFIX = re.compile(r"_(s|ms|us|ns)$")
 _STATS = {"min", "median", "max", "samples"}
 
@@ -127,7 +130,9 @@ def number(value: float, spec: str | None) -> str:
     return f"{value:.{digits}f}".rstrip("0").rstrip(".")
 
 
-def render(value: Any, unit: str | None, options: list[str], where: str) -> str:
+def render(value: Any, unit: str | None, options: list[str], where: str, whole: bool = True) -> str:
+    """``value`` as text; ``whole``: a text's spaces do not break (a figure in
+    running text), where a table cell's description may wrap."""
     spec = next((o for o in options if o.startswith(".")), None)
     wanted = [o for o in options if not o.startswith(".")]
     if len(wanted) > 1:
@@ -141,7 +146,7 @@ def render(value: Any, unit: str | None, options: list[str], where: str) -> str:
         except ValueError as e:
             raise BenchError(f"{where}: bad format {spec!r}: {e}") from None
     if isinstance(value, list):
-        return ", ".join(render(v, unit, options, where) for v in value)
+        return ", ".join(render(v, unit, options, where, whole) for v in value)
     if isinstance(value, bool):
         if options:
             raise BenchError(f"{where} is a yes/no value; it takes no unit or format")
@@ -149,7 +154,7 @@ def render(value: Any, unit: str | None, options: list[str], where: str) -> str:
     if isinstance(value, str):
         if options:
             raise BenchError(f"{where} is text ({value!r}); it takes no unit or format")
-        return value
+        return value.replace(" ", NBSP) if whole else value
     if not isinstance(value, int | float):
         raise BenchError(
             f"{where} is not a figure (a {type(value).__name__}); name a field inside it"
@@ -163,7 +168,7 @@ def render(value: Any, unit: str | None, options: list[str], where: str) -> str:
     seconds = value * TIME_UNITS[unit]
     if target is None:  # the unit that reads best
         target = next((u for u in ("s", "ms", "us") if abs(seconds) >= TIME_UNITS[u]), "ns")
-    return f"{number(seconds / TIME_UNITS[target], spec)}\N{NO-BREAK SPACE}{target}"
+    return f"{number(seconds / TIME_UNITS[target], spec)}{NBSP}{target}"
 
 
 def figure(folder: Path, ref: str) -> tuple[str, Path]:
@@ -200,9 +205,8 @@ def table_markdown(folder: Path, ref: str) -> tuple[str, Path]:
         for key, _, *options in columns:
             value, unit = lookup(data, source, name, f"rows.{i}.{key}")
             where = f"{FILES[source]}: {name}.rows.{i}.{key}"
-            cells.append(
-                render(value, unit, [o for item in options for o in item.split(":")], where)
-            )
+            opts = [o for item in options for o in item.split(":")]
+            cells.append(render(value, unit, opts, where, whole=False))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n", file
 

@@ -38,7 +38,7 @@ def test_gpu_cases_by_their_first_word_and_units_from_field_names() -> None:
     mlp = next(v for k, v in data["cases"].items() if k.startswith("mlp "))
     assert text("gpu/mlp:ratio") == f"{mlp['ratio']:.3g}"
     assert text("gpu/mlp:acc_ms:ms:.3f") == f"{mlp['acc_ms']:.3f}{NBSP}ms"
-    assert text("gpu/versions:torch") == data["versions"]["torch"]
+    assert text("gpu/versions:torch") == data["versions"]["torch"].replace(" ", NBSP)
 
 
 def test_units_scale_times_and_format_ratios(tmp_path: Path) -> None:
