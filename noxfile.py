@@ -395,7 +395,9 @@ for _base in BACKPORTS:
 
 @nox.session
 def docs(session: nox.Session) -> None:
-    """Sphinx docs with every slice applied: doctest, then HTML; warnings are errors."""
+    """Sphinx docs with every slice applied: doctest, then HTML; warnings are errors.
+    Then docs/tests: the pages' structure, the benchmark figures, and the built pages
+    in headless Chromium (installed with apt-get when missing)."""
     py = _prepare(session)
     if not (GENERATED / "conformance" / f"torch-{PRIMARY.version}.md").exists():
         _conformance_matrix(session, PRIMARY)
@@ -419,6 +421,28 @@ def docs(session: nox.Session) -> None:
             env=env,
         )
     session.log(f"HTML: {ROOT / 'docs' / '_build' / 'html' / 'index.html'}")
+
+    # The layout test drives Debian's chromium (docs/tests/test_layout.py), or the
+    # browser CHROMIUM names.
+    chromium = os.environ.get("CHROMIUM")
+    if chromium and not Path(chromium).exists():
+        session.error(f"CHROMIUM={chromium} does not exist")
+    if not chromium and not Path("/usr/bin/chromium").exists():
+        if shutil.which("apt-get") is None:
+            session.error(
+                "the layout test needs Chromium (/usr/bin/chromium) and apt-get is unavailable: "
+                "install Debian's chromium package, or set CHROMIUM to a Chromium binary"
+            )
+        if os.geteuid() != 0:
+            session.error(
+                "the layout test needs Chromium (/usr/bin/chromium); installing it takes root: "
+                "run `apt-get update && apt-get install -y chromium` as root, or set CHROMIUM"
+            )
+        session.log("installing chromium with apt-get (the layout test's browser)")
+        apt_env = {"DEBIAN_FRONTEND": "noninteractive"}
+        session.run("apt-get", "update", external=True, env=apt_env)
+        session.run("apt-get", "install", "-y", "chromium", external=True, env=apt_env)
+    _pytest(session, py, str(ROOT / "docs" / "tests"), slices="all")
 
 
 @nox.session(default=False)

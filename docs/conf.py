@@ -10,19 +10,51 @@ project = "PrivateUse1 x torch.compile reference implementations"
 author = "torch-rfc maintainers"
 copyright = "2026, torch-rfc maintainers"
 
-extensions = ["myst_parser", "sphinx.ext.doctest", "slice_series", "generated_include"]
+extensions = [
+    "myst_parser",
+    "sphinx.ext.doctest",
+    "sphinx_copybutton",
+    "slice_series",
+    "generated_include",
+    "bench_figures",
+    "table_breaks",
+]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 3
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build", "_generated"]
 nitpicky = True
-html_theme = "alabaster"
+
+# PyTorch's own docs theme. The header carries no page links (the titles are
+# long); the left sidebar lists the whole toctree, grouped by its captions, on
+# every page, and the right one the page's sections. The theme puts wide
+# tables and code blocks in boxes that scroll (docs/tests/test_layout.py).
+html_theme = "pydata_sphinx_theme"
 html_title = "PrivateUse1 x torch.compile"
+templates_path = ["_templates"]
+html_sidebars = {"**": ["sidebar-nav-all.html"]}
+html_theme_options = {
+    "navbar_center": [],
+    "navbar_end": ["theme-switcher"],
+    "navbar_persistent": ["search-button"],
+    "secondary_sidebar_items": ["page-toc"],
+    "show_toc_level": 2,
+    "footer_start": ["copyright"],
+    "footer_center": [],
+    "footer_end": ["sphinx-version"],
+}
+
+# Copy buttons copy the commands of console and doctest blocks, not their
+# prompts or output.
+copybutton_prompt_text = r">>> |\.\.\. |\$ "
+copybutton_prompt_is_regexp = True
 
 # Every example runs against the torch the overlay serves in this process
 # (TORCH_RFC_SLICES), on a renamed PrivateUse1 backend.
 doctest_global_setup = """
+import os
 import torch
+os.environ.setdefault("TORCH_RFC_BACKEND", "torch_acc")  # also for fresh interpreters
 from rfc_shared.testing.backends import ensure_privateuse1_backend
 ensure_privateuse1_backend("torch_acc")  # the reference backend
 """
