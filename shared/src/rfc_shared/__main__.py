@@ -1,5 +1,5 @@
 """Command line: ``python -m rfc_shared <command>`` (status, materialize,
-upstream-tests, workspace, refresh, check-series, export)."""
+upstream-tests, workspace, refresh, check-series, lint-series, export)."""
 
 from __future__ import annotations
 
@@ -111,6 +111,26 @@ def _check_series(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lint_series(args: argparse.Namespace) -> int:
+    from .authoring import project_root, source_slices
+    from .authoring.lint import lint_slice
+    from .overlay.base import torch_package_dir
+    from .overlay.slices import discover_slices, stack_order
+
+    root = project_root()
+    names = args.slices.split(",") if args.slices else [
+        s.name for s in stack_order(discover_slices().values())
+    ]
+    failed = 0
+    for name in names:
+        problems = lint_slice(source_slices(root, name), torch_package_dir())
+        print(f"{name}: {'clean' if not problems else f'{len(problems)} problem(s)'}")
+        for problem in problems:
+            print(f"  {problem}")
+        failed += bool(problems)
+    return 1 if failed else 0
+
+
 def _export(args: argparse.Namespace) -> int:
     from .authoring import export, project_root
 
@@ -166,6 +186,12 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("check-series", help="apply every series to its base's sources")
     p.set_defaults(run=_check_series)
+
+    p = sub.add_parser(
+        "lint-series", help="lint each slice's changes with PyTorch's own ruff settings"
+    )
+    p.add_argument("--slices", help="comma-separated slices (default: all installed)")
+    p.set_defaults(run=_lint_series)
 
     p = sub.add_parser("export", help="write a slice as a git-am-able series with tests")
     p.add_argument("slice")
