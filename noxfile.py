@@ -304,10 +304,11 @@ for _name, _folder in SLICES.items():
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """Ruff lint and format check over the project's own Python code."""
+    """Ruff over the project's own code; each slice's changes under PyTorch's settings."""
     py = _prepare(session)
     session.run(py, "-m", "ruff", "check", str(ROOT), *session.posargs, external=True)
     session.run(py, "-m", "ruff", "format", "--check", str(ROOT), external=True)
+    session.run(py, "-m", "rfc_shared", "lint-series", external=True)
 
 
 @nox.session

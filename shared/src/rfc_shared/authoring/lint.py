@@ -73,8 +73,7 @@ def lint_slice(stack: Sequence[Slice], torch_dir: Path) -> list[str]:
         if created:
             done = _ruff("format", "--diff", *created, cwd=new_tree)
             if done.returncode:
-                unformatted = sorted(
-                    {line[len("--- ") :] for line in done.stdout.splitlines() if line.startswith("--- ")}
-                )
+                lines = done.stdout.splitlines()
+                unformatted = sorted({line[4:] for line in lines if line.startswith("--- ")})
                 problems += [f"{path}: not formatted as ruff format leaves it" for path in unformatted]
     return problems
