@@ -118,9 +118,11 @@ def _lint_series(args: argparse.Namespace) -> int:
     from .overlay.slices import discover_slices, stack_order
 
     root = project_root()
-    names = args.slices.split(",") if args.slices else [
-        s.name for s in stack_order(discover_slices().values())
-    ]
+    names = (
+        args.slices.split(",")
+        if args.slices
+        else [s.name for s in stack_order(discover_slices().values())]
+    )
     failed = 0
     for name in names:
         problems = lint_slice(source_slices(root, name), torch_package_dir())

@@ -75,5 +75,5 @@ def lint_slice(stack: Sequence[Slice], torch_dir: Path) -> list[str]:
             if done.returncode:
                 lines = done.stdout.splitlines()
                 unformatted = sorted({line[4:] for line in lines if line.startswith("--- ")})
-                problems += [f"{path}: not formatted as ruff format leaves it" for path in unformatted]
+                problems += [f"{p}: not formatted as ruff format leaves it" for p in unformatted]
     return problems
