@@ -192,7 +192,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser(
         "lint-series", help="lint each slice's changes with PyTorch's own ruff settings"
     )
-    p.add_argument("--slices", help="comma-separated slices (default: all installed)")
+    p.add_argument(
+        "--slices", help="comma-separated slices (default: all with a series for this torch)"
+    )
     p.set_defaults(run=_lint_series)
 
     p = sub.add_parser("export", help="write a slice as a git-am-able series with tests")
