@@ -26,6 +26,21 @@ class ProbeFailure(AssertionError):
     """The site does not behave as the RFC asks; the message is the evidence."""
 
 
+class NotApplicable(Exception):  # noqa: N818  (an answer, not an error)
+    """The probe does not apply to this backend (it lacks the API the site
+    is about); the message says what is missing."""
+
+
+def runtime(attribute: str) -> Any:
+    """``torch.<backend>.<attribute>``, or "not applicable" when the backend's
+    runtime module has no such function or class (not every backend has
+    streams, events, ``synchronize`` or device properties)."""
+    value = getattr(subject().module, attribute, None)
+    if value is None:
+        raise NotApplicable(f"torch.{subject().name} has no {attribute}")
+    return value
+
+
 def check(condition: object, evidence: str) -> None:
     if not condition:
         raise ProbeFailure(evidence)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .harness import ProbeFailure
+from .harness import NotApplicable, ProbeFailure
 from .probes import load
 
 
 @dataclass(frozen=True)
 class Outcome:
-    status: str  # "pass" | "fail" | "error"
+    status: str  # "pass" | "fail" | "n/a" | "error"
     evidence: str
 
 
@@ -19,6 +19,8 @@ def run_probe(name: str) -> Outcome:
         evidence = load()[name].run()
     except ProbeFailure as e:
         return Outcome("fail", str(e))
+    except NotApplicable as e:
+        return Outcome("n/a", str(e))
     except Exception as e:
         first = (str(e).strip().splitlines() or [""])[0][:200]
         return Outcome("error", f"{type(e).__name__}: {first}")

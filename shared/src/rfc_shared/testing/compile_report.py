@@ -42,12 +42,30 @@ def failure_site(e: BaseException) -> str:
 def compile_case(
     name: str, backend: str, device: str, options: dict[str, Any] | None = None
 ) -> dict[str, Any]:
+    """Compile corpus case ``name`` for ``device`` and compare with the CPU.
+
+    ``status`` is ``ok``, ``fail`` (compiling or running the compiled code
+    failed, or it disagrees with the CPU), or ``eager-unsupported`` (the
+    backend cannot run the case in eager mode, so compiling it proves
+    nothing either way).
+    """
     import torch
 
     from .corpus import CASES, assert_same, run
 
     case = CASES[name]
     torch._dynamo.reset()
+    try:
+        run(case, device)
+    except Exception as e:
+        inner = _innermost_exception(e)
+        return {
+            "case": name,
+            "status": "eager-unsupported",
+            "error": type(inner).__name__,
+            "message": (str(inner).strip().splitlines() or [""])[0][:300],
+            "site": failure_site(e),
+        }
     try:
         want = run(case, "cpu")
         compile_options: dict[str, Any] = {"backend": backend}
