@@ -26,7 +26,7 @@ class ProbeFailure(AssertionError):
     """The site does not behave as the RFC asks; the message is the evidence."""
 
 
-class NotApplicable(Exception):  # noqa: N818  (an answer, not an error)
+class NotApplicable(Exception):
     """The probe does not apply to this backend (it lacks the API the site
     is about); the message says what is missing."""
 
