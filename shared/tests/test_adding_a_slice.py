@@ -10,7 +10,7 @@ from rfc_shared.overlay.base import installed_torch_base
 from rfc_shared.testing.helpers import format_patch, last_json, pristine, run_python
 
 
-TARGET = "torch/_dynamo/config_utils.py"
+TARGET = "torch/_dynamo/mutation_guard.py"
 
 
 def _install_demo_slice(site: Path) -> None:
@@ -40,7 +40,7 @@ def _install_demo_slice(site: Path) -> None:
         "from rfc_shared.conformance.probes import probe\n\n\n"
         "@probe('demo.marked', 'the demo patch is served')\n"
         "def _marked() -> str:\n"
-        "    import torch._dynamo.config_utils as m\n\n"
+        "    import torch._dynamo.mutation_guard as m\n\n"
         "    check(getattr(m, 'DEMO_SLICE_APPLIED', False), 'not served')\n"
         "    return 'served'\n"
     )
@@ -55,7 +55,7 @@ def test_an_installed_slice_joins_the_overlay_the_probe_and_the_matrix(tmp_path:
     done = run_python(
         """
         import json
-        import torch._dynamo.config_utils as m
+        import torch._dynamo.mutation_guard as m
         from rfc_shared import overlay
         from rfc_shared.conformance import matrix, probes
         from rfc_shared.conformance.runner import column_name, run_probe

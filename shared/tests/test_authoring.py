@@ -15,13 +15,14 @@ import rfc_registry_core as core
 from rfc_shared import authoring
 from rfc_shared.overlay import Overlay
 from rfc_shared.overlay import base as base_module
-from rfc_shared.overlay.base import TORCH_2_13_0, TorchBase, torch_package_dir
+from rfc_shared.overlay.base import TorchBase, installed_torch_base, torch_package_dir
 from rfc_shared.overlay.slices import discover_slices
 
 
 REPO = Path(__file__).resolve().parents[2]
 SLICE_DIR = Path("rfc_registry_core")
-SERIES = SLICE_DIR / "src" / "rfc_registry_core" / "patches" / TORCH_2_13_0.series_dir_name
+INSTALLED = installed_torch_base()  # the series the tests author is this base's
+SERIES = SLICE_DIR / "src" / "rfc_registry_core" / "patches" / INSTALLED.series_dir_name
 
 
 @pytest.fixture
@@ -30,9 +31,6 @@ def project(tmp_path: Path) -> Path:
     root.mkdir()
     (root / "noxfile.py").write_text("")
     shutil.copytree(REPO / SERIES, root / SERIES)
-    shutil.copytree(
-        REPO / SLICE_DIR / "tests" / "upstream", root / SLICE_DIR / "tests" / "upstream"
-    )
     return root
 
 
@@ -51,8 +49,9 @@ def test_a_commit_in_the_workspace_becomes_the_next_patch(project: Path, tmp_pat
     with pytest.raises(authoring.AuthoringError, match="uncommitted changes"):
         authoring.refresh("shared", repo, project)
     authoring.git(repo, "commit", "-qam", "[dynamo] Mark the workspace", identity=True)
+    before = len(list((project / SERIES).glob("*.patch")))
     patches = authoring.refresh("shared", repo, project)
-    assert [p.name for p in patches][-1] == "0002-dynamo-Mark-the-workspace.patch"
+    assert [p.name for p in patches][-1] == f"{before + 1:04d}-dynamo-Mark-the-workspace.patch"
     assert "AUTHORED_IN_WORKSPACE" in patches[-1].read_text()
     assert "index " in patches[-1].read_text()
 
@@ -64,14 +63,40 @@ def test_workspace_refuses_to_overwrite(project: Path, tmp_path: Path) -> None:
         authoring.workspace("shared", tmp_path / "ws", project)
 
 
-def test_export_is_checked_with_git_am_and_carries_the_upstream_tests(
-    project: Path, tmp_path: Path
+def test_export_is_authored_by_the_exporting_user_and_carries_the_tests(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Jane Contributor")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "jane@example.com")
     dest = authoring.export("shared", tmp_path / "out", project)
     patches = sorted(dest.glob("*.patch"))
-    assert len(patches) == 2
-    assert "+++ b/test/dynamo/test_device_interface_privateuse1.py" in patches[-1].read_text()
-    assert "torch 2.13.0" in (dest / "README.md").read_text()
+    last = patches[-1].read_text()
+    assert all("From: Jane Contributor <jane@example.com>" in p.read_text() for p in patches)
+    assert "+++ b/test/dynamo/test_device_interface_privateuse1.py" in last
+    assert "\nTest Plan:\n" in last
+    assert "git am -3" in (dest / "README.md").read_text()
+
+
+def test_export_needs_a_git_identity(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for variable in ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(authoring.AuthoringError, match="no git identity"):
+        authoring.export("shared", tmp_path / "out", project)
+
+
+def test_a_class_that_defines_a_method_twice_is_found() -> None:
+    source = (
+        "class DeviceInterface:\n"
+        "    def is_gpu(self): ...\n"
+        "    @property\n    def x(self): ...\n    @x.setter\n    def x(self, v): ...\n"
+        "    def is_gpu(self): ...\n"
+    )
+    assert authoring.duplicate_definitions(source) == ["DeviceInterface.is_gpu"]
 
 
 def test_materialize_writes_the_patched_tree(tmp_path: Path) -> None:
@@ -135,12 +160,12 @@ def test_check_series_applies_each_series_to_its_own_base(
     project: Path, tmp_path: Path, other_base: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The scratch project holds the primary series only (no other download).
-    monkeypatch.setattr(core, "SLICE", dataclasses.replace(core.SLICE, bases=(TORCH_2_13_0,)))
+    monkeypatch.setattr(core, "SLICE", dataclasses.replace(core.SLICE, bases=(INSTALLED,)))
     repo = authoring.workspace("shared", tmp_path / "ws", project, base=OTHER)
     authoring.refresh("shared", repo, project, base=OTHER)
     lines = authoring.check_series(project, ["shared"])
-    assert [line.split(":")[0] for line in lines] == [str(TORCH_2_13_0)] * 2 + [str(OTHER)] * 2
-    assert all("applies (1 files)" in line for line in lines)
+    assert [line.split(":")[0] for line in lines] == [str(INSTALLED)] * 2 + [str(OTHER)] * 2
+    assert all(" applies (" in line for line in lines)
 
 
 def test_a_port_stops_on_conflicts_and_says_how_to_go_on(
@@ -183,7 +208,7 @@ def test_cached_sources_of_another_release_are_refused(
     (tree / "version.py").write_text("__version__ = '9.9.9'\ngit_version = 'abc'\n")
     with pytest.raises(pristine.PristineSourcesError, match="holds torch 9.9.9 .*not torch 9.9.9"):
         pristine.sources_dir(OTHER)
-    assert pristine.sources_dir(TORCH_2_13_0) == torch_package_dir()  # the installed release
+    assert pristine.sources_dir(INSTALLED) == torch_package_dir()  # the installed release
 
 
 def test_the_command_line_names_an_unknown_base(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from rfc_shared.overlay.slices import (
     BaseMismatchError,
     Slice,
     SliceError,
+    for_base,
     resolve,
     stack_order,
 )
@@ -78,10 +79,11 @@ def test_a_base_without_series_is_refused_naming_both_versions(slices_root: Path
     with pytest.raises(BaseMismatchError) as info:
         s.series(TORCH_2_13_0)
     assert "torch 2.13.0" in str(info.value) and "torch 2.12.0" in str(info.value)
+    assert not for_base({"rfc1": s}, TORCH_2_13_0)
 
 
 def test_series_file_must_match_the_folder(slices_root: Path) -> None:
-    s = write_slice(slices_root, "rfc1", [])
+    s = write_slice(slices_root, "rfc1", [], base=TORCH_2_13_0)
     folder = s.series_dir(TORCH_2_13_0)
     (folder / "0009-stray.patch").write_text("x")
     with pytest.raises(SliceError, match="0009-stray.patch"):

@@ -89,7 +89,11 @@ def _device_need_guard() -> str:
     return f"device_need_guard({name!r}) follows the Stream slot: {answers}"
 
 
-@probe("rfc1.multi_processor_count", "DeviceProperties uses get_multi_processor_count")
+@probe(
+    "rfc1.multi_processor_count",
+    "DeviceProperties uses get_multi_processor_count",
+    landed_in="2.15.0",
+)
 def _multi_processor_count() -> str:
     from torch._inductor.runtime.hints import DeviceProperties
 

@@ -17,6 +17,7 @@ yet replays the slice's primary series onto that base's pristine sources (a
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
 import shutil
@@ -307,6 +308,30 @@ def _scratch() -> Iterator[Path]:
         yield Path(tmp)
 
 
+def duplicate_definitions(source: str) -> list[str]:
+    """Functions or classes defined twice in one scope of ``source`` (what a
+    bad 3-way merge of two changes to one class leaves), ignoring overloads
+    and property setters/deleters."""
+    found = []
+
+    def scan(body: list[ast.stmt], scope: str) -> None:
+        seen: set[str] = set()
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                decorators = {ast.unparse(d) for d in getattr(node, "decorator_list", [])}
+                exempt = any(
+                    d.endswith(("overload", ".setter", ".deleter", ".register")) for d in decorators
+                )
+                if node.name in seen and not exempt:
+                    found.append(f"{scope}{node.name}")
+                seen.add(node.name)
+                if isinstance(node, ast.ClassDef):
+                    scan(node.body, f"{scope}{node.name}.")
+
+    scan(ast.parse(source).body, "")
+    return found
+
+
 def exporter_identity() -> tuple[str, str]:
     """The exporting user's git identity (name, email), as ``git commit`` would
     take it: ``GIT_AUTHOR_NAME``/``GIT_AUTHOR_EMAIL`` or ``user.name``/``user.email``.
@@ -373,7 +398,21 @@ def export(name: str, out_dir: Path, root: Path | None = None) -> Path:
         seed_pristine(check, torch_dir, base)
         for dep in deps:
             am(check, dep.series_files(base))
+        git(check, "tag", "deps")
         am(check, exported)
+        twice = []
+        for path in git(check, "diff", "--name-only", "deps", "HEAD").split():
+            if not path.endswith(".py"):
+                continue
+            try:
+                before = git(check, "show", f"deps:{path}")
+            except AuthoringError:  # a file the series creates
+                before = ""
+            after = (check / path).read_text(encoding="utf-8")
+            old = set(duplicate_definitions(before)) if before else set()
+            twice += [f"{path}: {n}" for n in duplicate_definitions(after) if n not in old]
+        if twice:
+            raise AuthoringError(f"the exported series defines twice: {', '.join(twice)}")
     depends = "\n".join(f"- {d.name} {d.version}: {d.title}" for d in deps) or "- none"
     (dest / "README.md").write_text(
         f"# {target.name} {target.version}: {target.title}\n\n"

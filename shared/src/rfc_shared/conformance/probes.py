@@ -21,9 +21,21 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Probe:
+    """A probe.
+
+    Args:
+        name: ``<slice>.<site>``.
+        summary: One line saying what it checks.
+        run: Returns the evidence, or raises ProbeFailure / NotApplicable.
+        landed_in: The torch release whose stock code already behaves as the
+            probe asks (upstream landed that piece), if any; on older releases
+            the slice's backport provides it.
+    """
+
     name: str
     summary: str
     run: Callable[[], str]
+    landed_in: str | None = None
 
     @property
     def slice(self) -> str:
@@ -33,13 +45,15 @@ class Probe:
 PROBES: dict[str, Probe] = {}
 
 
-def probe(name: str, summary: str) -> Callable[[Callable[[], str]], Callable[[], str]]:
+def probe(
+    name: str, summary: str, landed_in: str | None = None
+) -> Callable[[Callable[[], str]], Callable[[], str]]:
     """Registers the decorated function as the probe ``name``."""
 
     def decorate(fn: Callable[[], str]) -> Callable[[], str]:
         if name in PROBES:
             raise ValueError(f"duplicate probe {name}")
-        PROBES[name] = Probe(name, summary, fn)
+        PROBES[name] = Probe(name, summary, fn, landed_in)
         return fn
 
     return decorate

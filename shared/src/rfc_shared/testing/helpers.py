@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 from rfc_shared import selection
-from rfc_shared.overlay.base import TORCH_2_13_0, TorchBase, torch_package_dir
+from rfc_shared.overlay.base import TorchBase, installed_torch_base, torch_package_dir
 from rfc_shared.overlay.slices import SERIES_FILE, Slice
 
 
@@ -39,9 +39,11 @@ def write_slice(
     name: str,
     patches: list[str],
     requires: tuple[str, ...] = (),
-    base: TorchBase = TORCH_2_13_0,
+    base: TorchBase | None = None,
 ) -> Slice:
-    """A slice whose series (for ``base``) holds ``patches``."""
+    """A slice whose series (for ``base``, default: the installed torch's)
+    holds ``patches``."""
+    base = installed_torch_base() if base is None else base
     folder = root / name / base.series_dir_name
     folder.mkdir(parents=True)
     names = []
