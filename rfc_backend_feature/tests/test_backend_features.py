@@ -89,6 +89,7 @@ def test_online_softmax_is_the_schedulings_to_declare(acc: torch.device) -> None
     from torch_acc.registration import register_inductor_backend
 
     register_inductor_backend()  # GPU-class acc: Triton scheduling
+    common.init_backend_registration()  # before saving: it registers once per process
     saved = dict(common.device_codegens)
     scheduling = common.get_scheduling_for_device(acc.type)
 
