@@ -19,13 +19,21 @@ from torch._dynamo.variables import torch as torch_variables
 from torch._dynamo.variables.streams import _stream_fn_to_variable_cls
 from torch._dynamo.variables.user_defined import UserDefinedClassVariable
 
+# Modules the slices add to torch: their functions have no stock counterpart
+# (backend_feature's capability queries, which Dynamo folds).
+NEW_MODULES = ("torch.utils._backend_features",)
+
 def name(obj):
     return f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', repr(obj))}"
 
 def names(objs):
-    return sorted(map(name, objs))
+    return sorted(n for n in map(name, objs) if n.rpartition(".")[0] not in NEW_MODULES)
 
-rules = sorted(f"{name(k)}={v.__name__}" for k, v in trace_rules.get_torch_obj_rule_map().items())
+rules = sorted(
+    f"{n}={v.__name__}"
+    for n, v in ((name(k), v) for k, v in trace_rules.get_torch_obj_rule_map().items())
+    if n.rpartition(".")[0] not in NEW_MODULES
+)
 print(json.dumps({
     "in_graph_classes": names(UserDefinedClassVariable._in_graph_classes()),
     "stream_variable_classes": names(_stream_fn_to_variable_cls),

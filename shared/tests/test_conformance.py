@@ -18,7 +18,6 @@ SITES = [
     "rfc1.has_triton",
     "rfc1.device_need_guard",
     "rfc1.multi_processor_count",
-    "rfc2.stream_event_classes",
     "rfc2.tensor_classes",
     "rfc2.trace_rules",
     "rfc2.constant_fold",

@@ -9,7 +9,6 @@ import torch
 
 from rfc_shared.conformance.harness import (
     ProbeFailure,
-    ask_each,
     base_interface,
     check,
     isolated,
@@ -21,33 +20,6 @@ from rfc_shared.conformance.harness import (
 from rfc_shared.conformance.probes import probe
 
 
-def _in_graph_classes() -> set[type]:
-    from torch._dynamo.variables.user_defined import UserDefinedClassVariable
-
-    return set(UserDefinedClassVariable._in_graph_classes())
-
-
-@probe("rfc2.stream_event_classes", "the backend's Stream and Event are in-graph classes")
-def _stream_event_classes() -> str:
-    _in_graph_classes()  # filled before the backend registers
-    interface = base_interface()
-    answers = ask_each(
-        lambda: {interface.Stream, interface.Event} <= _in_graph_classes(), late=interface
-    )
-    check(answers["late"], f"{interface.Stream.__name__}/{interface.Event.__name__} not in-graph")
-    return "Stream and Event of the registered interface are in-graph classes"
-
-
-@probe("rfc2.tensor_classes", "dtype tensor classes of the backend are in-graph classes")
-def _tensor_classes() -> str:
-    marker = type("FloatTensor", (), {"__module__": __name__})  # named as its CPU class
-    answers = ask_each(
-        lambda: marker in _in_graph_classes(), declared=variant(dynamo_tensor_classes=(marker,))
-    )
-    check(answers["declared"], "a class in the interface's dynamo_tensor_classes is not in-graph")
-    return "dynamo_tensor_classes are in-graph classes"
-
-
 def _traced(fn: Callable[..., torch.Tensor], what: str) -> list[torch.fx.GraphModule]:
     try:
         from rfc_shared.testing.dynamo_programs import fullgraph_graphs
@@ -56,6 +28,27 @@ def _traced(fn: Callable[..., torch.Tensor], what: str) -> list[torch.fx.GraphMo
     except Exception as e:
         message = str(e).strip().splitlines()[0][:160]
         raise ProbeFailure(f"{what}: {type(e).__name__}: {message}") from e
+
+
+@probe("rfc2.tensor_classes", "isinstance() against the backend's dtype tensor classes traces")
+def _tensor_classes() -> str:
+    module = subject().module
+    float_class = require(module, "FloatTensor", f"torch.{subject().name}")
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return x + 1 if isinstance(x, float_class) else x - 1
+
+    with isolated():
+        register(base_interface())
+        graphs = _traced(fn, f"isinstance(x, torch.{subject().name}.FloatTensor) under fullgraph")
+        answers = {
+            str(dtype): torch.compile(fn, backend="eager", fullgraph=True)(
+                torch.zeros(1, device=subject().device, dtype=dtype)
+            ).item()
+            for dtype in (torch.float32, torch.float16)
+        }
+    check(graphs and answers == {"torch.float32": 1.0, "torch.float16": -1.0}, f"{answers}")
+    return "isinstance() is answered from the tensor's device and dtype, in one graph"
 
 
 @probe("rfc2.stream_tracing", "streams and events trace without graph breaks")
@@ -78,6 +71,7 @@ def _stream_tracing() -> str:
 def _trace_rules() -> str:
     trace_rules = importlib.import_module("torch._dynamo.trace_rules")
     require(trace_rules, "register_device_trace_rules", "torch._dynamo.trace_rules")
+    rule_kinds = require(trace_rules, "DeviceTraceRule", "torch._dynamo.trace_rules")
     from torch._dynamo.variables import SkipFunctionVariable
 
     module = subject().module
@@ -89,9 +83,9 @@ def _trace_rules() -> str:
     with isolated():
         register(base_interface())
         _traced(fn, f"torch.{subject().name}.synchronize under fullgraph")
-        trace_rules.register_device_trace_rules({module.memory_allocated: SkipFunctionVariable})
+        trace_rules.register_device_trace_rules({module.memory_allocated: rule_kinds.GRAPH_BREAK})
         rule = trace_rules.lookup(module.memory_allocated)
-    check(rule is SkipFunctionVariable, f"registered Skip, lookup says {rule}")
+    check(rule is SkipFunctionVariable, f"registered GRAPH_BREAK, lookup says {rule}")
     return "synchronize() traces; a registered rule is what lookup() answers"
 
 
@@ -119,14 +113,19 @@ def _constant_fold() -> str:
     return "current_device() and is_available() are folded into constants"
 
 
-@probe("rfc2.constant_types", "the backend's device-properties type is a constant type")
+@probe("rfc2.constant_types", "the backend's device properties fold into a constant")
 def _constant_types() -> str:
     from torch._dynamo import utils as dynamo_utils
 
-    props = type(base_interface().get_device_properties(subject().device))
+    module = subject().module
+    props = type(module.get_device_properties(subject().device))
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return x + module.get_device_properties().multi_processor_count
+
     with isolated():
         register(base_interface())
-        types = dynamo_utils.common_constant_types
-        known = props in (types() if callable(types) else types)
+        _traced(fn, f"torch.{subject().name}.get_device_properties() under fullgraph")
+        known = props in dynamo_utils.common_constant_types
     check(known, f"{props.__qualname__} is not among Dynamo's constant types")
-    return f"{props.__qualname__} is a constant type"
+    return f"{props.__qualname__} is a constant type once a trace folds the properties"

@@ -6,47 +6,39 @@ import importlib
 
 import torch
 
-from rfc_shared.conformance.harness import (
-    ProbeFailure,
-    ask_each,
-    check,
-    registry,
-    subject,
-    variant,
-)
+from rfc_shared.conformance.harness import ProbeFailure, ask_each, check, subject, variant
 from rfc_shared.conformance.probes import probe
 
 
-def _utils():
-    return importlib.import_module("torch._inductor.utils")
+def _features_module():
+    try:
+        return importlib.import_module("torch.utils._backend_features")
+    except ImportError as e:
+        raise ProbeFailure("torch.utils._backend_features does not exist") from e
 
 
-def _backend_feature_enum():
-    for where in ("torch._dynamo.device_interface", "torch._inductor.codegen.common"):
-        enum = getattr(importlib.import_module(where), "BackendFeature", None)
-        if enum is not None and hasattr(enum, "GPU"):
-            return enum
-    raise ProbeFailure("BackendFeature.GPU does not exist")
+def _declaring(*names: str) -> classmethod:
+    feature = _features_module().BackendFeature
+    chosen = frozenset(feature[name] for name in names)
+    return classmethod(lambda cls, device=None: chosen)
 
 
-@probe("backend_feature.gpu", "BackendFeature.GPU decides is_gpu")
+@probe("backend_feature.gpu", "BackendFeature.GPU is declared through is_gpu()")
 def _feature_gpu() -> str:
-    feature = _backend_feature_enum()
-    name = subject().name
-    derived = classmethod(registry().DeviceInterface.is_gpu.__func__)  # is_gpu from features
+    features = _features_module()
     answers = ask_each(
-        lambda: _utils().is_gpu(name),
-        declared=variant(is_gpu=derived, backend_features=lambda device=None: {feature.GPU}),
-        empty=variant(is_gpu=derived, backend_features=lambda device=None: set()),
+        lambda: features.device_has_backend_feature(subject().name, features.BackendFeature.GPU),
+        gpu=variant(is_gpu=lambda: True),
+        not_gpu=variant(is_gpu=lambda: False),
     )
-    check(answers == {"declared": True, "empty": False}, f"is_gpu({name!r}) answered {answers}")
-    return f"is_gpu follows backend_features(): {answers}"
+    check(answers == {"gpu": True, "not_gpu": False}, f"GPU feature answered {answers}")
+    return f"BackendFeature.GPU follows is_gpu(): {answers}"
 
 
 @probe("backend_feature.fp16_fft", "FP16 FFT support is a backend feature")
 def _feature_fp16_fft() -> str:
-    feature = _backend_feature_enum()
-    check(hasattr(feature, "FP16_FFT"), "BackendFeature.FP16_FFT does not exist")
+    features = _features_module()
+    check(hasattr(features.BackendFeature, "FP16_FFT"), "BackendFeature.FP16_FFT does not exist")
     from torch._refs.fft import _promote_type_fft
 
     def half_allowed() -> bool:
@@ -57,8 +49,8 @@ def _feature_fp16_fft() -> str:
 
     answers = ask_each(
         half_allowed,
-        declared=variant(backend_features=lambda device=None: {feature.FP16_FFT}),
-        empty=variant(backend_features=lambda device=None: set()),
+        declared=variant(is_gpu=lambda: True, backend_features=_declaring("GPU", "FP16_FFT")),
+        empty=variant(is_gpu=lambda: True, backend_features=_declaring("GPU")),
     )
     check(answers == {"declared": True, "empty": False}, f"half FFT allowed: {answers}")
     return f"half-precision FFT follows backend_features(): {answers}"
