@@ -133,10 +133,13 @@ def _stream_type() -> str:
 def _visible_devices_env() -> str:
     autotune = importlib.import_module("torch._inductor.autotune_process")
     getter = require(autotune, "get_visible_devices_env_var", "torch._inductor.autotune_process")
-    answers = ask_each(
-        lambda: getter(subject().name),
-        declared=variant(visible_devices_env=lambda: "PROBE_VISIBLE"),
-    )
+    try:
+        answers = ask_each(
+            lambda: getter(subject().name),
+            declared=variant(visible_devices_env=lambda: "PROBE_VISIBLE"),
+        )
+    except ValueError as e:  # 2.15's helper knows CUDA and XPU only
+        raise ProbeFailure(f"autotune has no variable for {subject().name!r}: {e}") from e
     check(answers["declared"] == "PROBE_VISIBLE", f"autotune uses {answers['declared']!r}")
     return "autotune subprocesses use the interface's visible-devices variable"
 
