@@ -22,7 +22,7 @@ SITES = [
     "rfc2.trace_rules",
     "rfc2.constant_fold",
     "rfc2.constant_types",
-    "rfc3.entry_point_discovery",
+    "rfc3.backend_discovery",
     "rfc3.config_keys",
     "rfc3.cpp_options",
     "rfc3.aten_device_type",

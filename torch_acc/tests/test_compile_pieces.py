@@ -63,5 +63,13 @@ def test_device_op_overrides_emit_acc_runtime_calls() -> None:
     namespace: dict[str, object] = {}
     exec(overrides.import_get_raw_stream_as("get_raw_stream"), namespace)
     assert namespace["get_raw_stream"](1) == torch_acc._C._raw_stream(1)
-    definitions, include_dirs, *_ = overrides.get_cpp_torch_device_options()
-    assert definitions == ["USE_ACC"] and include_dirs
+
+
+def test_the_interface_adds_acc_to_the_cpp_options_of_its_memory() -> None:
+    from torch._inductor.cpp_builder import get_cpp_torch_device_options
+
+    from torch_acc.registration import device_interface
+
+    definitions, include_dirs, *_ = device_interface().get_cpp_device_options(False, False)
+    cpu_definitions, cpu_include_dirs, *_ = get_cpp_torch_device_options("cpu")
+    assert definitions == [*cpu_definitions, "USE_ACC"] and include_dirs == cpu_include_dirs

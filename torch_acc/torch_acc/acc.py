@@ -303,3 +303,11 @@ def get_rng_state_all() -> list[torch.Tensor]:
 def set_rng_state_all(new_states: list[torch.Tensor]) -> None:
     for index, state in enumerate(new_states):
         set_rng_state(state, index)
+
+
+def _inductor_backend_init() -> None:
+    """Registers acc's Inductor backend: PyTorch's lazy hook on the device
+    module, which Inductor calls when it first needs acc's backend."""
+    from .registration import register_inductor_backend
+
+    register_inductor_backend()

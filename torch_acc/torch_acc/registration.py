@@ -53,9 +53,9 @@ def ensure_device_interface() -> None:
 def register_inductor_backend() -> None:
     """Registers acc's scheduling, wrapper codegen, op overrides and options.
 
-    This is acc's ``torch_inductor_backends`` entry point, its one hook into
-    compilation; where nothing registered acc's DeviceInterface (no lazy
-    registration by convention), it registers that too.
+    Inductor calls this through ``torch.acc._inductor_backend_init`` when it
+    first needs acc's backend; where nothing registered acc's DeviceInterface
+    (no lazy registration by convention), it registers that too.
     """
     from torch._inductor.codegen.common import (
         register_backend_for_device,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import json
 import os
+from collections.abc import Iterator
 
 import torch
 
@@ -14,6 +16,7 @@ from rfc_shared.conformance.harness import (
     ProbeFailure,
     ask_each,
     check,
+    registry,
     require,
     subject,
     variant,
@@ -25,13 +28,44 @@ def _common():
     return importlib.import_module("torch._inductor.codegen.common")
 
 
-@probe("rfc3.entry_point_discovery", "the Inductor backend is found through an entry point")
-def _entry_point_discovery() -> str:
+@contextlib.contextmanager
+def _inductor_registration_removed(name: str) -> Iterator[None]:
+    """Without ``name``'s Inductor registration, put back afterwards."""
     common = _common()
-    common.init_backend_registration()
-    scheduling = common.get_scheduling_for_device(subject().name)
-    check(scheduling is not None, f"no Inductor scheduling registered for {subject().name!r}")
-    return f"{subject().name} has scheduling {getattr(scheduling, '__name__', scheduling)}"
+    tables = (
+        common.device_codegens,
+        common.custom_backend_passes,
+        common.custom_backend_codegen_configs,
+        common.device_op_overrides_dict,
+    )
+    saved = [dict(table) for table in tables]
+    for table in tables:
+        table.pop(name, None)
+    try:
+        yield
+    finally:
+        for table, entries in zip(tables, saved, strict=True):
+            table.clear()
+            table.update(entries)
+
+
+@probe(
+    "rfc3.backend_discovery",
+    "the backend's Inductor registration runs for its device, not for the CPU's",
+)
+def _backend_discovery() -> str:
+    common = _common()
+    name = subject().name
+    with _inductor_registration_removed(name):
+        torch._dynamo.reset()
+        torch.compile(lambda x: x + 1)(torch.ones(2))
+        check(
+            name not in common.device_codegens,
+            f"compiling a CPU function registered {name}'s Inductor backend",
+        )
+        scheduling = common.get_scheduling_for_device(name)
+        check(scheduling is not None, f"looking up {name}'s scheduling registered none")
+    return f"{name} registers when its backend is looked up: {scheduling.__name__}"
 
 
 @probe("rfc3.config_keys", "torch.compile(options={'<device>.<key>': v}) reaches the backend")
@@ -59,20 +93,19 @@ def _overrides():
         raise ProbeFailure(f"no DeviceOpOverrides registered for {subject().name!r}") from e
 
 
-@probe("rfc3.cpp_options", "C++ build options come from the DeviceOpOverrides")
+@probe("rfc3.cpp_options", "C++ build options come from the DeviceInterface")
 def _cpp_options() -> str:
     from torch._inductor.cpp_builder import get_cpp_torch_device_options
 
-    overrides = _overrides()
-    declared = getattr(overrides, "get_cpp_torch_device_options", None)
-    check(declared is not None, "the DeviceOpOverrides declare no C++ options")
-    wanted = declared()[0]
-    got = get_cpp_torch_device_options(subject().name)[0]
-    check(
-        wanted and all(any(w.strip() == g.strip() for g in got) for w in wanted),
-        f"definitions {got} lack the backend's {wanted}",
-    )
-    return f"definitions include {wanted}"
+    name = subject().name
+    interface = registry().get_interface_for_device(name)
+    declared = getattr(interface, "get_cpp_device_options", None)
+    check(declared is not None, "DeviceInterface.get_cpp_device_options does not exist")
+    wanted = declared(False, False)
+    check(wanted is not None, f"{name}'s DeviceInterface declares no C++ options")
+    got = get_cpp_torch_device_options(name)
+    check(list(got[0]) == list(wanted[0]), f"definitions {got[0]} are not the backend's")
+    return f"definitions are {list(wanted[0])}"
 
 
 @probe("rfc3.aten_device_type", "the ATen device type comes from the DeviceOpOverrides")
@@ -101,10 +134,13 @@ def _stream_type() -> str:
 def _visible_devices_env() -> str:
     autotune = importlib.import_module("torch._inductor.autotune_process")
     getter = require(autotune, "get_visible_devices_env_var", "torch._inductor.autotune_process")
-    answers = ask_each(
-        lambda: getter(subject().name),
-        declared=variant(visible_devices_env=lambda: "PROBE_VISIBLE"),
-    )
+    try:
+        answers = ask_each(
+            lambda: getter(subject().name),
+            declared=variant(visible_devices_env=lambda: "PROBE_VISIBLE"),
+        )
+    except ValueError as e:  # 2.15's helper knows CUDA and XPU only
+        raise ProbeFailure(f"autotune has no variable for {subject().name!r}: {e}") from e
     check(answers["declared"] == "PROBE_VISIBLE", f"autotune uses {answers['declared']!r}")
     return "autotune subprocesses use the interface's visible-devices variable"
 

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from .. import _C, acc
-from .._mode import is_gpu_mode
+from .._mode import is_cuda_mode, is_gpu_mode
 
 
 class DeviceInterface:
@@ -95,6 +95,19 @@ class DeviceInterface:
     @staticmethod
     def is_gpu() -> bool:
         return is_gpu_mode()
+
+    @staticmethod
+    def get_cpp_device_options(
+        aot_mode: bool, compile_only: bool
+    ) -> tuple[list[str], list[str], list[str], list[str], list[str], list[str], list[str]]:
+        """What C++ that works on acc memory builds with: the options of the
+        device whose memory acc's is (the CPU's, CUDA's over CUDA memory) and
+        acc's define, which acc's generated C++ checks. Only Inductor calls it."""
+        from torch._inductor.cpp_builder import get_cpp_torch_device_options
+
+        peer = "cuda" if is_cuda_mode() else "cpu"
+        definitions, *options = get_cpp_torch_device_options(peer, aot_mode, compile_only)
+        return ([*definitions, "USE_ACC"], *options)  # type: ignore[return-value]
 
     @staticmethod
     def is_triton_capable(device: torch.types.Device = None) -> bool:

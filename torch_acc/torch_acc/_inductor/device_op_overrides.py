@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from torch._inductor.codegen.common import DeviceOpOverrides
-from torch.utils import cpp_extension
 
 from .. import _C
 from .._mode import is_gpu_mode
@@ -36,21 +35,6 @@ class AccDeviceOpOverrides(DeviceOpOverrides):
 
     def uses_gpu_cpp_wrapper(self) -> bool:
         return is_gpu_mode()
-
-    def get_cpp_torch_device_options(
-        self,
-    ) -> tuple[list[str], list[str], list[str], list[str], list[str], list[str]]:
-        """Build options for C++ that includes acc's headers: definitions,
-        include dirs, cflags, ldflags, library dirs, libraries. acc memory is
-        host memory, so the C++ wrapper needs torch's own headers and a define."""
-        return (
-            ["USE_ACC"],
-            cpp_extension.include_paths(),
-            [],
-            [],
-            cpp_extension.library_paths(),
-            [],
-        )
 
 
 # What a C++ wrapper for CUDA kernels needs, which acc over CUDA memory takes
@@ -89,8 +73,8 @@ def _delegate_to_cuda(name: str) -> object:
 
 
 class AccOverCudaDeviceOpOverrides(AccDeviceOpOverrides):
-    """acc over CUDA memory: acc's Python runtime calls, CUDA's C++ snippets,
-    and CUDA's build options plus acc's define for the C++ wrapper."""
+    """acc over CUDA memory: acc's Python runtime calls and CUDA's C++
+    snippets (its build options come from acc's DeviceInterface)."""
 
     locals().update(
         {n: _delegate_to_cuda(n) for n in _CUDA_CPP_SNIPPETS if hasattr(DeviceOpOverrides, n)}
@@ -100,18 +84,3 @@ class AccOverCudaDeviceOpOverrides(AccDeviceOpOverrides):
         from torch._inductor.codegen.common import get_device_op_overrides
 
         return _OPTIONS_CHECK + get_device_op_overrides("cuda").kernel_driver()
-
-    def cpp_wrapper_header_device(self) -> str:
-        return "cuda"
-
-    def get_cpp_torch_device_options(
-        self,
-    ) -> tuple[list[str], list[str], list[str], list[str], list[str], list[str]]:
-        return (
-            ["USE_ACC", "USE_CUDA"],
-            cpp_extension.include_paths("cuda"),
-            [],
-            [],
-            cpp_extension.library_paths("cuda"),
-            ["cuda", "torch_cuda"],
-        )
