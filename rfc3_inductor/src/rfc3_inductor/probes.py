@@ -30,7 +30,10 @@ def _common():
 
 @contextlib.contextmanager
 def _inductor_registration_removed(name: str) -> Iterator[None]:
-    """Without ``name``'s Inductor registration, put back afterwards."""
+    """Without ``name``'s Inductor registration; afterwards the registration
+    the lookup made stands (putting the old objects back beside state the
+    backend's init refreshed elsewhere mixes two registrations), and only what
+    is still missing is put back."""
     common = _common()
     tables = (
         common.device_codegens,
@@ -45,8 +48,8 @@ def _inductor_registration_removed(name: str) -> Iterator[None]:
         yield
     finally:
         for table, entries in zip(tables, saved, strict=True):
-            table.clear()
-            table.update(entries)
+            if name in entries and name not in table:
+                table[name] = entries[name]
 
 
 @probe(
@@ -68,7 +71,11 @@ def _backend_discovery() -> str:
     return f"{name} registers when its backend is looked up: {scheduling.__name__}"
 
 
-@probe("rfc3.config_keys", "torch.compile(options={'<device>.<key>': v}) reaches the backend")
+@probe(
+    "rfc3.config_keys",
+    "torch.compile(options={'<device>.<key>': v}) reaches the backend",
+    landed_in="2.15.0",
+)
 def _config_keys() -> str:
     common = _common()
     common.init_backend_registration()
@@ -93,7 +100,7 @@ def _overrides():
         raise ProbeFailure(f"no DeviceOpOverrides registered for {subject().name!r}") from e
 
 
-@probe("rfc3.cpp_options", "C++ build options come from the DeviceInterface")
+@probe("rfc3.cpp_options", "C++ build options come from the DeviceInterface", landed_in="2.15.0")
 def _cpp_options() -> str:
     from torch._inductor.cpp_builder import get_cpp_torch_device_options
 
@@ -108,7 +115,11 @@ def _cpp_options() -> str:
     return f"definitions are {list(wanted[0])}"
 
 
-@probe("rfc3.aten_device_type", "the ATen device type comes from the DeviceOpOverrides")
+@probe(
+    "rfc3.aten_device_type",
+    "the ATen device type comes from the DeviceOpOverrides",
+    landed_in="2.15.0",
+)
 def _aten_device_type() -> str:
     cpp_utils = importlib.import_module("torch._inductor.codegen.cpp_utils")
     name = subject().name
@@ -121,7 +132,7 @@ def _aten_device_type() -> str:
     return f"{name} -> {got}"
 
 
-@probe("rfc3.stream_type", "cpp_stream_type has a safe default")
+@probe("rfc3.stream_type", "cpp_stream_type has a safe default", landed_in="2.15.0")
 def _stream_type() -> str:
     try:
         stream_type = _overrides().cpp_stream_type()
@@ -145,7 +156,7 @@ def _visible_devices_env() -> str:
     return "autotune subprocesses use the interface's visible-devices variable"
 
 
-@probe("rfc3.cache_key", "the interface contributes to Inductor's cache key")
+@probe("rfc3.cache_key", "the interface contributes to Inductor's cache key", landed_in="2.15.0")
 def _cache_key() -> str:
     from torch._inductor.codecache import CacheBase
 
@@ -162,7 +173,7 @@ def _cache_key() -> str:
     return "get_cache_system_info() is part of CacheBase.get_system()"
 
 
-@probe("rfc3.two_pass_gate", "the cpp_wrapper two-pass gate asks the registry")
+@probe("rfc3.two_pass_gate", "the cpp_wrapper two-pass gate asks the registry", landed_in="2.15.0")
 def _two_pass_gate() -> str:
     from torch._inductor.graph import GraphLowering
 
