@@ -1,11 +1,15 @@
 """Which kind of device acc is: ``TORCH_ACC_MODE``, read once at import.
 
-- ``cuda`` (default where CUDA is usable and torch_acc was built with it):
-  acc:i is CUDA device i under another name: CUDA memory, CUDA streams and
-  events, Triton kernels compiled by Triton's NVIDIA backend.
-- ``gpu`` (default otherwise): a GPU-class, Triton-backed device over host
-  memory; its Triton kernels run through Triton's interpreter.
+- ``gpu`` (the default): a GPU-class, Triton-backed device over host memory;
+  its Triton kernels run through Triton's interpreter.
 - ``host``: a host-class device, like OpenReg; Inductor generates C++ kernels.
+- ``cuda`` (only on request): acc:i is CUDA device i under another name: CUDA
+  memory, CUDA streams and events, Triton kernels compiled by Triton's NVIDIA
+  backend. A process has one accelerator: ATen prefers PrivateUse1, and the
+  autograd engine follows the one accelerator, so in a process where acc runs
+  over CUDA, CUDA's own backward fails. Never the default, so that importing
+  torch_acc on a GPU machine leaves CUDA training alone; a comparison of acc
+  with cuda runs each side in a process of its own.
 """
 
 import importlib.util
@@ -24,7 +28,7 @@ def _cuda_usable() -> bool:
 def _read_mode() -> str:
     value = os.environ.get("TORCH_ACC_MODE", "").strip().lower()
     if not value:
-        return "cuda" if _cuda_usable() else "gpu"
+        return "gpu"
     if value not in MODES:
         raise ValueError(f"TORCH_ACC_MODE={value!r} is not one of {', '.join(MODES)}")
     if value == "cuda" and not _cuda_usable():

@@ -40,6 +40,10 @@ const c10::impl::DeviceGuardImplInterface& cuda_guard() {
 }
 
 c10::Allocator& cuda_allocator() {
+  // The first acc tensor of a process may come before any CUDA one: CUDA's
+  // lazy initialization (its caching allocator among it) runs here then, as
+  // it would for a first cuda tensor. call_once inside; cheap afterwards.
+  at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
   return *c10::cuda::CUDACachingAllocator::get();
 }
 
