@@ -145,7 +145,7 @@ def test_register_device_trace_rules_rejects_bad_rules_and_changes_nothing(
 
     before = dict(trace_rules._registered_device_trace_rules)
     for rules, error, match in [
-        ({torch.cuda.synchronize: DeviceTraceRule.GRAPH_BREAK}, ValueError, "PyTorch's own"),
+        ({torch.cuda.current_device: DeviceTraceRule.GRAPH_BREAK}, ValueError, "PyTorch's own"),
         ({backend_runtime_query: SkipFunctionVariable}, TypeError, "DeviceTraceRule member"),
         (
             {
@@ -160,7 +160,7 @@ def test_register_device_trace_rules_rejects_bad_rules_and_changes_nothing(
         with pytest.raises(error, match=match):
             trace_rules.register_device_trace_rules(rules)
         assert trace_rules._registered_device_trace_rules == before
-    assert trace_rules.lookup(torch.cuda.synchronize) is TorchInGraphFunctionVariable
+    assert trace_rules.lookup(torch.cuda.current_device) is TorchInGraphFunctionVariable
 
 
 def test_a_function_listed_to_fold_needs_nothing_else(x: torch.Tensor) -> None:
