@@ -19,5 +19,5 @@ SLICE = Slice(
     bases=(TORCH_2_15_0,),
     requires=("shared", "rfc1"),
     stack_after=("backend_feature",),
-    title="Graph capture (mode=\"reduce-overhead\") through the DeviceInterface registry",
+    title='Graph capture (mode="reduce-overhead") through the DeviceInterface registry',
 )
