@@ -10,7 +10,6 @@ Inductor call exactly these methods.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -21,6 +20,14 @@ from .._mode import is_cuda_mode, is_gpu_mode
 
 # c10::DeviceType::CUDA, as torch.cuda.Stream().device_type reports it.
 _CUDA_DEVICE_TYPE = 1
+
+
+def _cuda() -> Any:
+    """CUDA's DeviceInterface: what graph trees call on cuda. Imported when a
+    graph is recorded, when Dynamo is loaded anyway."""
+    from torch._dynamo.device_interface import CudaInterface
+
+    return CudaInterface
 
 
 def _cuda_stream(stream: torch.Stream) -> torch.cuda.Stream:
@@ -132,8 +139,9 @@ class DeviceInterface:
     # Graph capture (torch.compile(mode="reduce-overhead")). Over CUDA memory
     # acc's kernels run on CUDA streams and its memory comes from CUDA's
     # caching allocator, so CUDA graphs record them and CUDA's graph pools
-    # hold their memory: every member delegates to torch.cuda, with acc:i as
-    # CUDA device i. Over host memory acc has no graphs and declares none.
+    # hold their memory: every member is CUDA's (torch.cuda's, through the
+    # CudaInterface of the torch in use), acc:i being CUDA device i. Over host
+    # memory acc has no graphs and declares none.
     @staticmethod
     def supports_graph_capture() -> bool:
         return is_cuda_mode()
@@ -158,79 +166,46 @@ class DeviceInterface:
     memory_snapshot = staticmethod(torch.cuda.memory_snapshot)
 
     @staticmethod
-    @contextlib.contextmanager
-    def use_graph_pool(device: int, pool: tuple[int, int]) -> Iterator[None]:
-        torch._C._cuda_beginAllocateCurrentThreadToPool(device, pool)
-        try:
-            yield
-        finally:
-            torch._C._cuda_endAllocateToPool(device, pool)
-            torch._C._cuda_releasePool(device, pool)
+    def use_graph_pool(device: int, pool: tuple[int, int]) -> Any:
+        return _cuda().use_graph_pool(device, pool)
 
     @staticmethod
     def get_graph_pool_state(device: int, pool: tuple[int, int]) -> Any:
-        return torch._C._cuda_getCheckpointState(device, pool)
+        return _cuda().get_graph_pool_state(device, pool)
 
     @staticmethod
     def set_graph_pool_state(
         device: int, state: Any, live_storages: list[int], dead_data_ptrs: list[int]
     ) -> None:
-        torch._C._cuda_setCheckpointPoolState(device, state, [], live_storages)
+        _cuda().set_graph_pool_state(device, state, live_storages, dead_data_ptrs)
         # CUDA's allocator gave the live storages DataPtrs of its own, which
         # say CUDA; an acc tensor can only be set on a storage that says acc.
         _C._label_storages_as_acc(live_storages)
-        for ptr in dead_data_ptrs:
-            torch._C._cuda_cudaCachingAllocator_raw_delete(ptr)
 
     @staticmethod
     def check_graph_pool_live_allocations(
         device: int, pool: tuple[int, int], data_ptrs: set[int]
     ) -> bool:
-        return torch._C._cuda_checkPoolLiveAllocations(device, pool, data_ptrs)
+        return _cuda().check_graph_pool_live_allocations(device, pool, data_ptrs)
 
     # acc's blocks are CUDA's caching allocator's, with its deleter.
     @staticmethod
     def has_standard_deleter(storage: int) -> bool:
-        return torch._C._has_Standard_Deleter(storage)
+        return _cuda().has_standard_deleter(storage)
 
     @staticmethod
     def free_and_remove_deleter(storage: int) -> None:
-        torch._C._free_And_Remove_DeleterFn(storage)
+        _cuda().free_and_remove_deleter(storage)
 
     @staticmethod
-    @contextlib.contextmanager
-    def graph_recording_guard(*, warmup: bool) -> Iterator[None]:
-        # acc's matmuls and convolutions are cuBLAS's and cuDNN's: their
-        # workspaces and benchmark cache must not outlive a call in the pool.
+    def graph_recording_guard(*, warmup: bool) -> Any:
+        # acc's matmuls and convolutions are cuBLAS's and cuDNN's.
         if not is_cuda_mode():
-            yield
-            return
-        conv_cache = torch._C._cuda_get_conv_benchmark_empty_cache()
-        if warmup:
-            torch._C._cudnn_set_conv_benchmark_empty_cache(False)
-        torch._C._cuda_clearCublasWorkspaces()
-        try:
-            yield
-        finally:
-            torch._C._cuda_clearCublasWorkspaces()
-            torch._C._cudnn_set_conv_benchmark_empty_cache(conv_cache)
+            return contextlib.nullcontext()
+        return _cuda().graph_recording_guard(warmup=warmup)
 
     @staticmethod
-    @contextlib.contextmanager
-    def graph_recording_modes(*, capture: bool, record_history: bool = False) -> Iterator[None]:
-        # torch.cond and torch.while_loop become conditional nodes of the CUDA graph.
+    def graph_recording_modes(*, capture: bool, record_history: bool = False) -> Any:
         if not is_cuda_mode():
-            yield
-            return
-        from torch._higher_order_ops import cudagraph_conditional_nodes as nodes
-
-        with contextlib.ExitStack() as stack:
-            stack.enter_context(
-                nodes.CUDAGraphCaptureControlFlowOpDispatchMode()
-                if capture
-                else nodes.ControlFlowOpWarmupDispatchMode()
-            )
-            if record_history and not torch._C._cuda_isHistoryEnabled():
-                torch.cuda.memory._record_memory_history()
-                stack.callback(torch.cuda.memory._record_memory_history, None)
-            yield
+            return contextlib.nullcontext()
+        return _cuda().graph_recording_modes(capture=capture, record_history=record_history)
