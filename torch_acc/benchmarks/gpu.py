@@ -135,6 +135,9 @@ def launch_bound_child(device: str, mode: str) -> dict[str, Any]:
     from torch._dynamo.utils import counters
     from triton.testing import do_bench
 
+    from torch_acc.registration import register_inductor_backend
+
+    register_inductor_backend()  # whichever slices discover it
     compiled = torch.compile(launch_bound, mode=None if mode == "default" else mode)
     x, w = _inputs(LAUNCH_BOUND_SHAPES, device, seed=0)
 

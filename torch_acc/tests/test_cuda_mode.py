@@ -115,6 +115,15 @@ def test_the_cpp_wrapper_uses_acc_device_type_stream_type_and_options() -> None:
 # delegates every graph operation to torch.cuda, acc:i being CUDA device i.
 
 
+@pytest.fixture
+def acc_inductor() -> None:
+    """acc's Inductor backend, registered through its public entry, so that
+    these tests need no slice beyond graph_capture and those it requires."""
+    from torch_acc.registration import register_inductor_backend
+
+    register_inductor_backend()
+
+
 def _layers(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     for _ in range(4):
         x = torch.softmax((x @ w).relu() + 1, -1)
@@ -129,7 +138,7 @@ def _cudagraph_skips() -> int:
 
 @pytest.mark.slice("graph_capture")
 @pytest.mark.parametrize("device", ["cuda", "acc"])
-def test_reduce_overhead_records_cuda_graphs(device: str) -> None:
+def test_reduce_overhead_records_cuda_graphs(device: str, acc_inductor: None) -> None:
     from torch._dynamo.utils import counters
     from torch._inductor import cudagraph_trees
 
@@ -151,7 +160,9 @@ def test_reduce_overhead_records_cuda_graphs(device: str) -> None:
 
 
 @pytest.mark.slice("graph_capture")
-def test_a_sibling_recording_on_acc_restores_the_pool_and_keeps_storages_acc() -> None:
+def test_a_sibling_recording_on_acc_restores_the_pool_and_keeps_storages_acc(
+    acc_inductor: None,
+) -> None:
     """Recording after a replay restores the pool's checkpoint, which hands the
     live outputs CUDA DataPtrs; acc labels them acc again."""
     from torch._dynamo.utils import counters
@@ -174,7 +185,9 @@ def test_a_sibling_recording_on_acc_restores_the_pool_and_keeps_storages_acc() -
 
 
 @pytest.mark.slice("graph_capture")
-def test_a_training_step_under_reduce_overhead_on_acc_matches_cuda_eager() -> None:
+def test_a_training_step_under_reduce_overhead_on_acc_matches_cuda_eager(
+    acc_inductor: None,
+) -> None:
     from torch._dynamo.utils import counters
 
     counters.clear()
