@@ -107,13 +107,12 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   });
   // Graph trees restore a graph pool's checkpoint through the peer's caching
   // allocator, which hands the live storages DataPtrs of its own, labelled as
-  // peer memory: label them acc again (an acc tensor is only set on a storage
-  // of acc memory). Takes StorageImpl addresses, as storage._cdata.
-  m.def("_label_storages_as_acc", [](const std::vector<int64_t>& storages) {
+  // peer memory: label them acc:index again (an acc tensor is only set on a
+  // storage of acc memory). Takes StorageImpl addresses, as storage._cdata.
+  m.def("_label_storages_as_acc", [](const std::vector<int64_t>& storages, int64_t index) {
+    const c10::Device device(c10::DeviceType::PrivateUse1, checked(index));
     for (const auto address : storages) {
-      auto* storage = reinterpret_cast<c10::StorageImpl*>(address);
-      auto& data = storage->mutable_data_ptr();
-      data.unsafe_set_device(c10::Device(c10::DeviceType::PrivateUse1, data.device().index()));
+      reinterpret_cast<c10::StorageImpl*>(address)->mutable_data_ptr().unsafe_set_device(device);
     }
   });
   m.def("_default_generator", [](int64_t index) {

@@ -82,7 +82,7 @@ def test_storages_handed_back_by_the_peer_allocator_are_labelled_acc_again() -> 
     peer = "cuda" if torch_acc.mode == "cuda" else "cpu"
     storage = torch.arange(4.0, device=peer).untyped_storage()
     assert storage.device.type == peer
-    torch_acc._C._label_storages_as_acc([storage._cdata])
+    torch_acc._C._label_storages_as_acc([storage._cdata], 0)
     assert storage.device == torch.device("acc", 0)
     tensor = torch.empty(0, device="acc").set_(storage, 0, (4,), (1,))
     assert tensor.device == torch.device("acc", 0)

@@ -180,7 +180,7 @@ class DeviceInterface:
         _cuda().set_graph_pool_state(device, state, live_storages, dead_data_ptrs)
         # CUDA's allocator gave the live storages DataPtrs of its own, which
         # say CUDA; an acc tensor can only be set on a storage that says acc.
-        _C._label_storages_as_acc(live_storages)
+        _C._label_storages_as_acc(live_storages, device)
 
     @staticmethod
     def check_graph_pool_live_allocations(
