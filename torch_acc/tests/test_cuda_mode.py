@@ -207,3 +207,22 @@ def test_a_training_step_under_reduce_overhead_on_acc_matches_cuda_eager(
         for got, want in zip(model.parameters(), reference.parameters(), strict=True):
             torch.testing.assert_close(got.grad.cpu(), want.grad.cpu(), atol=1e-5, rtol=1e-4)
     assert _cudagraph_skips() == 0
+
+
+@pytest.mark.slice("graph_capture")
+def test_the_dynamo_cudagraphs_backend_records_cuda_graphs_on_acc() -> None:
+    """Graph trees without Inductor's code generation: real CUDA graphs on acc
+    through acc's interface alone."""
+    from torch._dynamo.utils import counters
+    from torch._inductor import cudagraph_trees
+
+    counters.clear()
+    w = torch.randn(64, 64, device="acc")
+    compiled = torch.compile(_layers, backend="cudagraphs")
+    for _ in range(4):
+        x = torch.randn(32, 64, device="acc")
+        torch.compiler.cudagraph_mark_step_begin()
+        torch.testing.assert_close(compiled(x, w).cpu(), _layers(x, w).cpu(), atol=1e-4, rtol=1e-4)
+    assert _cudagraph_skips() == 0
+    manager = cudagraph_trees.get_manager(0, False, device_type="acc")
+    assert [type(node.graph) for node in manager.get_roots()] == [torch.cuda.CUDAGraph]
