@@ -5,14 +5,17 @@ function is compiled once for ``cuda`` and once for ``acc`` (acc:i is CUDA
 device i under another name), checked equal, and timed with
 ``triton.testing.do_bench`` medians on fresh inputs after warm-up, in
 alternating rounds. Then one buffer allocation through each wrapper's fast
-allocator. Prints a table last; ratios are cuda time / acc time (>= 1: acc at
-least as fast).
+allocator. Then a launch-bound case (many small kernels) under
+``mode="reduce-overhead"``: cuda and acc recorded as CUDA graphs, and both
+without graphs, each configuration in a process of its own. Prints tables last;
+ratios are cuda time / acc time (>= 1: acc at least as fast).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -48,6 +51,25 @@ CASES: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]]]] = {
 }
 
 ROUNDS = 3
+
+
+def launch_bound(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """16 rounds of a small matmul and a row normalization: about 32 kernels
+    of a few microseconds each, so launching them is most of the time."""
+    for _ in range(16):
+        x = (x @ w).relu()
+        x = x / (x.sum(-1, keepdim=True) + 1)
+    return x
+
+
+LAUNCH_BOUND_SHAPES = [(64, 64), (64, 64)]
+#: (device, torch.compile mode): graphs on both devices, and neither.
+LAUNCH_BOUND_CONFIGS = [
+    ("cuda", "reduce-overhead"),
+    ("acc", "reduce-overhead"),
+    ("cuda", "default"),
+    ("acc", "default"),
+]
 
 
 def _inputs(shapes: list[tuple[int, ...]], device: str, seed: int) -> list[torch.Tensor]:
@@ -107,6 +129,54 @@ def bench_allocation() -> dict[str, float]:
     return out
 
 
+def launch_bound_child(device: str, mode: str) -> dict[str, Any]:
+    """One configuration of the launch-bound case, in this process alone (a
+    fresh graph pool and tree manager; one accelerator's state)."""
+    from torch._dynamo.utils import counters
+    from triton.testing import do_bench
+
+    from torch_acc.registration import register_inductor_backend
+
+    register_inductor_backend()  # whichever slices discover it
+    compiled = torch.compile(launch_bound, mode=None if mode == "default" else mode)
+    x, w = _inputs(LAUNCH_BOUND_SHAPES, device, seed=0)
+
+    def step() -> torch.Tensor:
+        torch.compiler.cudagraph_mark_step_begin()
+        return compiled(x, w)
+
+    for _ in range(3):  # warm up, record, replay
+        out = step()
+    torch.testing.assert_close(out.cpu(), launch_bound(x, w).cpu(), atol=1e-3, rtol=1e-3)
+    times = [do_bench(step, warmup=50, rep=300, return_mode="median") for _ in range(ROUNDS)]
+    return {
+        "ms": statistics.median(times),
+        "rounds": times,
+        "cudagraph_skips": counters["inductor"]["cudagraph_skips"],
+    }
+
+
+def bench_launch_bound() -> dict[str, Any]:
+    """Each configuration of the launch-bound case in its own process."""
+    results: dict[str, Any] = {}
+    for device, mode in LAUNCH_BOUND_CONFIGS:
+        print(f"[bench] launch-bound {device} {mode} ...", file=sys.stderr, flush=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--launch-bound-child", device, mode],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env={**os.environ, "TORCH_ACC_MODE": "cuda"},
+        )
+        if done.returncode:
+            raise RuntimeError(f"launch-bound {device} {mode} failed:\n{done.stderr}")
+        results[f"{device} {mode}"] = json.loads(done.stdout.strip().splitlines()[-1])
+    graphs, eager = results["acc reduce-overhead"], results["acc default"]
+    results["ratio"] = results["cuda reduce-overhead"]["ms"] / graphs["ms"]
+    results["acc_graph_speedup"] = eager["ms"] / graphs["ms"]
+    return results
+
+
 def _driver_version() -> str:
     try:
         done = subprocess.run(
@@ -136,9 +206,16 @@ def versions() -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python torch_acc/benchmarks/gpu.py", description=__doc__)
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--launch-bound-child", nargs=2, metavar=("DEVICE", "MODE"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args(argv)
 
     import torch_acc
+
+    if args.launch_bound_child:
+        print(json.dumps(launch_bound_child(*args.launch_bound_child)))
+        return 0
 
     if torch_acc.mode != "cuda":
         print("error: acc is not over CUDA memory (TORCH_ACC_MODE=cuda)", file=sys.stderr)
@@ -150,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         results["cases"][name] = bench_case(fn, shapes)
     print("[bench] allocation ...", file=sys.stderr, flush=True)
     results["allocation"] = bench_allocation()
+    results["launch_bound"] = bench_launch_bound()
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
@@ -169,6 +247,22 @@ def main(argv: list[str] | None = None) -> int:
         f"{a['cuda_fast_us']:.2f} us, acc/cuda {a['ratio']:.3f} (goal <= 1.2: {met}); "
         f"acc generic empty_strided {a['acc_generic_us']:.2f} us"
     )
+    lb = results["launch_bound"]
+    print()
+    print(
+        "| launch-bound, 32 small kernels | cuda graphs ms | acc graphs ms | cuda/acc "
+        "| goal >= 0.95 | acc without graphs ms | graphs speedup on acc | cuda without graphs ms |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    met = "met" if lb["ratio"] >= 0.95 else "MISSED"
+    print(
+        f"| mode=reduce-overhead | {lb['cuda reduce-overhead']['ms']:.3f} "
+        f"| {lb['acc reduce-overhead']['ms']:.3f} | {lb['ratio']:.3f} | {met} "
+        f"| {lb['acc default']['ms']:.3f} | {lb['acc_graph_speedup']:.2f}x "
+        f"| {lb['cuda default']['ms']:.3f} |"
+    )
+    skips = {k: lb[k]["cudagraph_skips"] for k in ("cuda reduce-overhead", "acc reduce-overhead")}
+    print(f"cudagraph skips (0: the graphs were recorded): {skips}")
     return 0
 
 

@@ -105,6 +105,16 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("_elapsed_time", [](py::handle start, py::handle end) {
     return event_of(start).elapsedTime(event_of(end));
   });
+  // Graph trees restore a graph pool's checkpoint through the peer's caching
+  // allocator, which hands the live storages DataPtrs of its own, labelled as
+  // peer memory: label them acc:index again (an acc tensor is only set on a
+  // storage of acc memory). Takes StorageImpl addresses, as storage._cdata.
+  m.def("_label_storages_as_acc", [](const std::vector<int64_t>& storages, int64_t index) {
+    const c10::Device device(c10::DeviceType::PrivateUse1, checked(index));
+    for (const auto address : storages) {
+      reinterpret_cast<c10::StorageImpl*>(address)->mutable_data_ptr().unsafe_set_device(device);
+    }
+  });
   m.def("_default_generator", [](int64_t index) {
     return py::reinterpret_steal<py::object>(
         THPGenerator_initDefaultGenerator(default_generator(checked(index))));

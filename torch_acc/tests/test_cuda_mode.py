@@ -5,6 +5,7 @@ extension points. Runs only where CUDA is usable (``tools/gpu_run.sh``)."""
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
@@ -108,3 +109,120 @@ def test_the_cpp_wrapper_uses_acc_device_type_stream_type_and_options() -> None:
     assert "cudaStream_t stream0" in code  # acc's stream type: acc:i is CUDA device i
     # acc's compile options: the wrapper refuses to build without USE_ACC.
     assert "#ifndef USE_ACC" in code
+
+
+# Graph capture (slice graph_capture): acc declares it over CUDA memory and
+# delegates every graph operation to torch.cuda, acc:i being CUDA device i.
+
+
+@pytest.fixture
+def acc_inductor() -> None:
+    """acc's Inductor backend, registered through its public entry, so that
+    these tests need no slice beyond graph_capture and those it requires."""
+    from torch_acc.registration import register_inductor_backend
+
+    register_inductor_backend()
+
+
+def _layers(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    for _ in range(4):
+        x = torch.softmax((x @ w).relu() + 1, -1)
+    return x
+
+
+def _cudagraph_skips() -> int:
+    from torch._dynamo.utils import counters
+
+    return counters["inductor"]["cudagraph_skips"]
+
+
+@pytest.mark.slice("graph_capture")
+@pytest.mark.parametrize("device", ["cuda", "acc"])
+def test_reduce_overhead_records_cuda_graphs(device: str, acc_inductor: None) -> None:
+    from torch._dynamo.utils import counters
+    from torch._inductor import cudagraph_trees
+
+    counters.clear()
+    torch.manual_seed(0)
+    w = torch.randn(64, 64, device="cuda").to(device)
+    compiled = torch.compile(_layers, mode="reduce-overhead")
+    for _ in range(4):  # warm up, record, replay, replay: new input values each time
+        x = torch.randn(32, 64, device="cuda").to(device)
+        torch.compiler.cudagraph_mark_step_begin()
+        got = compiled(x, w)
+        assert got.device == x.device
+        torch.testing.assert_close(got.cpu(), _layers(x, w).cpu(), atol=1e-4, rtol=1e-4)
+    assert _cudagraph_skips() == 0
+    manager = cudagraph_trees.get_manager(0, False, device_type=device)
+    assert manager.device_interface.supports_graph_capture()
+    graphs = [node.graph for node in manager.get_roots()]
+    assert graphs and all(isinstance(g, torch.cuda.CUDAGraph) for g in graphs)
+
+
+@pytest.mark.slice("graph_capture")
+def test_a_sibling_recording_on_acc_restores_the_pool_and_keeps_storages_acc(
+    acc_inductor: None,
+) -> None:
+    """Recording after a replay restores the pool's checkpoint, which hands the
+    live outputs CUDA DataPtrs; acc labels them acc again."""
+    from torch._dynamo.utils import counters
+
+    counters.clear()
+    first = torch.compile(lambda x: (x * 2).relu(), mode="reduce-overhead")
+    second = torch.compile(lambda y: y.sin(), mode="reduce-overhead")
+    third = torch.compile(lambda y: y.cos() + 1, mode="reduce-overhead")
+    x = torch.randn(1024, device="acc")
+    for step in range(7):
+        torch.compiler.cudagraph_mark_step_begin()
+        y = first(x)
+        then = second if step < 3 else third  # a new child of first's node
+        z = then(y)
+        want = (x * 2).relu()
+        want = want.sin() if step < 3 else want.cos() + 1
+        torch.testing.assert_close(z.cpu(), want.cpu())
+        assert y.untyped_storage().device.type == "acc"
+    assert _cudagraph_skips() == 0
+
+
+@pytest.mark.slice("graph_capture")
+def test_a_training_step_under_reduce_overhead_on_acc_matches_cuda_eager(
+    acc_inductor: None,
+) -> None:
+    from torch._dynamo.utils import counters
+
+    counters.clear()
+    torch.manual_seed(0)
+    reference = torch.nn.Sequential(
+        torch.nn.Linear(64, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)
+    ).cuda()
+    model = copy.deepcopy(reference).to("acc")
+    compiled = torch.compile(model, mode="reduce-overhead")
+    for _ in range(4):
+        x = torch.randn(32, 64, device="cuda")
+        torch.compiler.cudagraph_mark_step_begin()
+        model.zero_grad()
+        reference.zero_grad()
+        compiled(x.to("acc")).square().mean().backward()
+        reference(x).square().mean().backward()
+        for got, want in zip(model.parameters(), reference.parameters(), strict=True):
+            torch.testing.assert_close(got.grad.cpu(), want.grad.cpu(), atol=1e-5, rtol=1e-4)
+    assert _cudagraph_skips() == 0
+
+
+@pytest.mark.slice("graph_capture")
+def test_the_dynamo_cudagraphs_backend_records_cuda_graphs_on_acc() -> None:
+    """Graph trees without Inductor's code generation: real CUDA graphs on acc
+    through acc's interface alone."""
+    from torch._dynamo.utils import counters
+    from torch._inductor import cudagraph_trees
+
+    counters.clear()
+    w = torch.randn(64, 64, device="acc")
+    compiled = torch.compile(_layers, backend="cudagraphs")
+    for _ in range(4):
+        x = torch.randn(32, 64, device="acc")
+        torch.compiler.cudagraph_mark_step_begin()
+        torch.testing.assert_close(compiled(x, w).cpu(), _layers(x, w).cpu(), atol=1e-4, rtol=1e-4)
+    assert _cudagraph_skips() == 0
+    manager = cudagraph_trees.get_manager(0, False, device_type="acc")
+    assert [type(node.graph) for node in manager.get_roots()] == [torch.cuda.CUDAGraph]

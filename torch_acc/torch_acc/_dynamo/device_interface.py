@@ -9,12 +9,34 @@ Inductor call exactly these methods.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import torch
 
 from .. import _C, acc
 from .._mode import is_cuda_mode, is_gpu_mode
+
+
+# c10::DeviceType::CUDA, as torch.cuda.Stream().device_type reports it.
+_CUDA_DEVICE_TYPE = 1
+
+
+def _cuda() -> Any:
+    """CUDA's DeviceInterface: what graph trees call on cuda. Imported when a
+    graph is recorded, when Dynamo is loaded anyway."""
+    from torch._dynamo.device_interface import CudaInterface
+
+    return CudaInterface
+
+
+def _cuda_stream(stream: torch.Stream) -> torch.cuda.Stream:
+    """The CUDA stream an acc stream is (over CUDA memory acc:i is CUDA device i)."""
+    return torch.cuda.Stream(
+        stream_id=stream.stream_id,
+        device_index=stream.device_index,
+        device_type=_CUDA_DEVICE_TYPE,
+    )
 
 
 class DeviceInterface:
@@ -126,3 +148,77 @@ class DeviceInterface:
                 "Triton has no 'acc' backend: reinstall torch-acc, which provides it "
                 "through the 'triton.backends' entry point"
             )
+
+    # Graph capture (torch.compile(mode="reduce-overhead")). Over CUDA memory
+    # acc's kernels run on CUDA streams and its memory comes from CUDA's
+    # caching allocator, so CUDA graphs record them and CUDA's graph pools
+    # hold their memory: every member is CUDA's (torch.cuda's, through the
+    # CudaInterface of the torch in use), acc:i being CUDA device i. Over host
+    # memory acc has no graphs and declares none.
+    @staticmethod
+    def supports_graph_capture() -> bool:
+        return is_cuda_mode()
+
+    Graph = torch.cuda.CUDAGraph
+
+    @staticmethod
+    def graph(
+        graph: torch.cuda.CUDAGraph,
+        pool: tuple[int, int] | None = None,
+        stream: torch.Stream | None = None,
+        capture_error_mode: str = "global",
+    ) -> torch.cuda.graph:
+        return torch.cuda.graph(
+            graph,
+            pool=pool,
+            stream=None if stream is None else _cuda_stream(stream),
+            capture_error_mode=capture_error_mode,
+        )
+
+    graph_pool_handle = staticmethod(torch.cuda.graph_pool_handle)
+    memory_snapshot = staticmethod(torch.cuda.memory_snapshot)
+
+    @staticmethod
+    def use_graph_pool(device: int, pool: tuple[int, int]) -> Any:
+        return _cuda().use_graph_pool(device, pool)
+
+    @staticmethod
+    def get_graph_pool_state(device: int, pool: tuple[int, int]) -> Any:
+        return _cuda().get_graph_pool_state(device, pool)
+
+    @staticmethod
+    def set_graph_pool_state(
+        device: int, state: Any, live_storages: list[int], dead_data_ptrs: list[int]
+    ) -> None:
+        _cuda().set_graph_pool_state(device, state, live_storages, dead_data_ptrs)
+        # CUDA's allocator gave the live storages DataPtrs of its own, which
+        # say CUDA; an acc tensor can only be set on a storage that says acc.
+        _C._label_storages_as_acc(live_storages, device)
+
+    @staticmethod
+    def check_graph_pool_live_allocations(
+        device: int, pool: tuple[int, int], data_ptrs: set[int]
+    ) -> bool:
+        return _cuda().check_graph_pool_live_allocations(device, pool, data_ptrs)
+
+    # acc's blocks are CUDA's caching allocator's, with its deleter.
+    @staticmethod
+    def has_standard_deleter(storage: int) -> bool:
+        return _cuda().has_standard_deleter(storage)
+
+    @staticmethod
+    def free_and_remove_deleter(storage: int) -> None:
+        _cuda().free_and_remove_deleter(storage)
+
+    @staticmethod
+    def graph_recording_guard(*, warmup: bool) -> Any:
+        # acc's matmuls and convolutions are cuBLAS's and cuDNN's.
+        if not is_cuda_mode():
+            return contextlib.nullcontext()
+        return _cuda().graph_recording_guard(warmup=warmup)
+
+    @staticmethod
+    def graph_recording_modes(*, capture: bool, record_history: bool = False) -> Any:
+        if not is_cuda_mode():
+            return contextlib.nullcontext()
+        return _cuda().graph_recording_modes(capture=capture, record_history=record_history)

@@ -1,0 +1,23 @@
+"""Slice ``graph_capture``: graph capture for ``torch.compile(mode="reduce-overhead")``
+through the DeviceInterface registry.
+
+Beyond the seed RFC family (pytorch/pytorch#189138): a registry gap the
+seed's sub-RFCs do not cover. Related upstream threads: pytorch/pytorch#132856,
+#193803, #194598, #180168, #197866.
+
+The change itself is the patch series in ``patches/``; this module only
+declares it to the overlay.
+"""
+
+from rfc_shared.overlay.base import TORCH_2_11_0, TORCH_2_13_0, TORCH_2_15_0
+from rfc_shared.overlay.slices import Slice
+
+
+SLICE = Slice(
+    name="graph_capture",
+    package=__name__,
+    bases=(TORCH_2_15_0, TORCH_2_13_0, TORCH_2_11_0),
+    requires=("shared", "rfc1"),
+    stack_after=("backend_feature",),
+    title='Graph capture (mode="reduce-overhead") through the DeviceInterface registry',
+)

@@ -1,0 +1,102 @@
+"""Conformance probes of slice ``graph_capture``."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Any
+
+import torch
+
+from rfc_shared.conformance.harness import (
+    NotApplicable,
+    ask_each,
+    base_interface,
+    check,
+    subject,
+    variant,
+)
+from rfc_shared.conformance.probes import probe
+
+
+def _unused(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the probe records no graph")
+
+
+# What a declaration of graph capture must come with; the gate probe never
+# records, so these are never called.
+_POOL_MEMBERS = (
+    "graph_pool_handle",
+    "use_graph_pool",
+    "get_graph_pool_state",
+    "set_graph_pool_state",
+    "check_graph_pool_live_allocations",
+    "memory_snapshot",
+    "has_standard_deleter",
+    "free_and_remove_deleter",
+)
+
+
+def _declares_graph_capture(interface: type) -> bool:
+    declared = getattr(interface, "supports_graph_capture", None)
+    return bool(declared and declared())
+
+
+@probe("graph_capture.gate", 'mode="reduce-overhead" asks the interface whether to record graphs')
+def _gate() -> str:
+    utils = importlib.import_module("torch._inductor.cudagraph_utils")
+    device = subject().device
+    if not base_interface().exposes_streams():
+        raise NotApplicable(f"{device.type} has no streams to capture graphs on")
+    node = torch.fx.Graph().placeholder("x")
+    stubs = dict.fromkeys(_POOL_MEMBERS, _unused)
+    answers = ask_each(
+        lambda: utils.check_multiple_devices_or_any_cpu_nodes({device: node}),
+        declares=variant(supports_graph_capture=lambda: True, **stubs),
+        silent=variant(supports_graph_capture=lambda: False),
+    )
+    check(answers["declares"] is None, f"declaring graph capture: {answers['declares']}")
+    check(answers["silent"] is not None, "a device that does not declare it is recorded")
+    return f"recorded when the interface declares it; otherwise: {answers['silent']}"
+
+
+@probe("graph_capture.record", "graph trees record the backend's own graphs through its interface")
+def _record() -> str:
+    trees = importlib.import_module("torch._inductor.cudagraph_trees")
+    device = subject().device
+    if not _declares_graph_capture(base_interface()):
+        raise NotApplicable(f"{device.type}'s DeviceInterface does not declare graph capture")
+    check(
+        "device_type" in inspect.signature(trees.cudagraphify).parameters,
+        "cudagraph_trees.cudagraphify() records CUDA graphs only (no device_type)",
+    )
+
+    def model(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+        (x,) = inputs
+        inputs.clear()
+        return [x * 2 + 1]
+
+    x = torch.arange(8.0, device=device)
+    run = trees.cudagraphify_impl(
+        model,
+        [x],
+        (0,),
+        device_index=device.index,
+        device_type=device.type,
+        is_backward=False,
+        is_inference=True,
+        stack_traces=[None],
+    )
+    for step in range(3):  # warm up, record, replay
+        torch.compiler.cudagraph_mark_step_begin()
+        x.copy_(torch.arange(8.0) + step)
+        (out,) = run([x])
+        check(
+            torch.equal(out.cpu(), (torch.arange(8.0) + step) * 2 + 1),
+            f"step {step}: {out.cpu().tolist()}",
+        )
+    manager = trees.get_manager(device.index, False, device_type=device.type)
+    recorded = [node for node in manager.get_roots() if node.graph is not None]
+    check(recorded, f"no graph was recorded on {device}")
+    trees.reset_cudagraph_trees()
+    return f"recorded a {type(recorded[0].graph).__name__} on {device} and replayed it"
