@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..overlay import Overlay
 from ..overlay.base import TorchBase, known_base, read_torch_base, torch_package_dir
-from ..overlay.slices import SERIES_FILE, Slice, SliceError, discover_slices, resolve
+from ..overlay.slices import SERIES_FILE, Slice, SliceError, discover_slices, for_base, resolve
 from . import pristine
 
 
@@ -283,21 +283,33 @@ def check_series(root: Path | None = None, names: Sequence[str] | None = None) -
             installed).
 
     Raises:
-        SliceError: the first series that does not apply.
+        SliceError: a series does not apply; it lists every check and then
+            every failure.
     """
     root = project_root(root)
     installed = discover_slices()
     slices = [from_source(root, s) for s in resolve(names or list(installed), installed)]
     bases = dict.fromkeys(b for s in slices for b in s.bases)
-    lines = []
+    lines, failures = [], []
+
+    def check(label: str, stack: Sequence[Slice], torch_dir: Path) -> None:
+        try:
+            overlay = Overlay.build(stack, torch_dir)
+        except SliceError as e:
+            failures.append(f"{label}: {e}")
+            lines.append(f"{label} FAILS")
+        else:
+            lines.append(f"{label} applies ({len(overlay.files)} files)")
+
     for base in bases:
         torch_dir = pristine.sources_dir(base)
-        ported = {s.name: s for s in slices if base in s.bases}
+        ported = for_base({s.name: s for s in slices}, base)
         for name in ported:
-            overlay = Overlay.build(resolve([name], ported), torch_dir)
-            lines.append(f"{base}: {name} applies ({len(overlay.files)} files)")
-        overlay = Overlay.build(list(ported.values()), torch_dir)
-        lines.append(f"{base}: stacked {','.join(ported)} applies ({len(overlay.files)} files)")
+            check(f"{base}: {name}", resolve([name], ported), torch_dir)
+        stack = resolve(None, ported)
+        check(f"{base}: stacked {','.join(s.name for s in stack)}", stack, torch_dir)
+    if failures:
+        raise SliceError("\n".join(lines) + "\n\n" + "\n".join(failures))
     return lines
 
 
