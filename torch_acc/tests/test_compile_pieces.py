@@ -63,7 +63,6 @@ def test_device_op_overrides_emit_acc_runtime_calls() -> None:
     namespace: dict[str, object] = {}
     exec(overrides.import_get_raw_stream_as("get_raw_stream"), namespace)
     assert namespace["get_raw_stream"](1) == torch_acc._C._raw_stream(1)
-<<<<<<< HEAD
 
 
 def test_the_interface_adds_acc_to_the_cpp_options_of_its_memory() -> None:
@@ -74,9 +73,6 @@ def test_the_interface_adds_acc_to_the_cpp_options_of_its_memory() -> None:
     definitions, include_dirs, *_ = device_interface().get_cpp_device_options(False, False)
     cpu_definitions, cpu_include_dirs, *_ = get_cpp_torch_device_options("cpu")
     assert definitions == [*cpu_definitions, "USE_ACC"] and include_dirs == cpu_include_dirs
-=======
-    definitions, include_dirs, *_ = overrides.get_cpp_torch_device_options()
-    assert definitions == ["USE_ACC"] and include_dirs
 
 
 def test_acc_declares_graph_capture_only_over_cuda_memory() -> None:
@@ -99,4 +95,3 @@ def test_storages_handed_back_by_the_peer_allocator_are_labelled_acc_again() -> 
     tensor = torch.empty(0, device="acc").set_(storage, 0, (4,), (1,))
     assert tensor.device == torch.device("acc", 0)
     assert tensor.cpu().tolist() == [0.0, 1.0, 2.0, 3.0]
->>>>>>> slice-graph-capture
