@@ -10,6 +10,7 @@ options reaching backward graphs, CPU code identical to stock's).
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -114,34 +115,71 @@ def test_backward_graphs_see_acc_options() -> None:
     assert ["# acc.check_input_devices" in code for code in codes] == [True, True]
 
 
+# A device config that records each process importing it.
+CONFIG_SOURCE = """
+import os, sys
+from torch.utils._config_module import install_config_module
+flag: bool = False
+with open(os.environ["RFC3_CONFIG_IMPORTS"], "a") as _imports:
+    _imports.write(f"{__name__} {os.getpid()}\\n")
+del _imports
+install_config_module(sys.modules[__name__])
+"""
+
+
 @rfc3
 def test_a_subprocess_compile_gets_only_its_devices_configs(tmp_path: Path) -> None:
-    (tmp_path / "parent_only_config.py").write_text(
-        "import sys\n"
-        "from torch.utils._config_module import install_config_module\n"
-        "flag: bool = False\n"
-        "install_config_module(sys.modules[__name__])\n"
-    )
+    """The child of a serialized compile imports the configs of its graph's
+    devices (stock 2.13 sends it none) and no other (stock 2.15 sends every
+    registered one, and fails on a config the child cannot import)."""
+    importable, parent_only = tmp_path / "importable", tmp_path / "parent_only"
+    for folder, name in ((importable, "cpu_config"), (parent_only, "parent_only_config")):
+        folder.mkdir()
+        (folder / f"{name}.py").write_text(CONFIG_SOURCE)
+    imports = tmp_path / "imports.txt"
     done = run_python(
         f"""
-        import importlib.util, json, sys, torch
-        from torch._inductor.codegen.common import register_backend_for_device
+        import importlib.util, json, os, sys, torch
+        from torch._inductor.codegen import common
         from torch._inductor.codegen.cpp import CppScheduling
         from torch._inductor.codegen.wrapper import PythonWrapperCodegen
-        spec = importlib.util.spec_from_file_location(
-            "parent_only_config", {str(tmp_path / "parent_only_config.py")!r})
-        config = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = config
-        spec.loader.exec_module(config)
+
+        def load(name, folder):
+            spec = importlib.util.spec_from_file_location(name, f"{{folder}}/{{name}}.py")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            spec.loader.exec_module(module)
+            return module
+
         # A backend registered in this process only: the child cannot import it.
-        register_backend_for_device(
-            "parentonly", CppScheduling, PythonWrapperCodegen, device_custom_config=config)
+        common.register_backend_for_device(
+            "parentonly", CppScheduling, PythonWrapperCodegen,
+            device_custom_config=load("parent_only_config", {str(parent_only)!r}))
+        # The CPU's registration, with a config the child can import.
+        common.init_backend_registration()
+        cpu = common.device_codegens["cpu"]
+        common.register_backend_for_device(
+            "cpu", cpu.scheduling, cpu.wrapper_codegen, cpu.cpp_wrapper_codegen,
+            cpu.fx_wrapper_codegen, device_custom_config=load("cpu_config", {str(importable)!r}))
         out = torch.compile(lambda x: x.sin() + 1)(torch.zeros(2))
-        print(json.dumps(out.tolist()))
+        print(json.dumps([os.getpid(), out.tolist()]))
         """,
-        env={"TORCHINDUCTOR_FX_COMPILE_MODE": "SUBPROCESS"},
+        env={
+            "TORCHINDUCTOR_FX_COMPILE_MODE": "SUBPROCESS",
+            "RFC3_CONFIG_IMPORTS": str(imports),
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(importable), os.environ.get("PYTHONPATH")])
+            ),
+        },
     )
-    assert last_json(done) == [1.0, 1.0]
+    parent, values = last_json(done)
+    assert values == [1.0, 1.0]
+    children = {
+        line.split()[0]
+        for line in imports.read_text().splitlines()
+        if int(line.split()[1]) != parent
+    }
+    assert children == {"cpu_config"}
 
 
 # -- autotune ------------------------------------------------------------------
