@@ -358,7 +358,8 @@ def _matrix_name(base: Base, backend: Path) -> str:
 
 def _conformance_matrix(session: nox.Session, base: Base, backend: Path = ACC) -> None:
     py = _prepare(session, base)
-    out = GENERATED / "conformance" / _matrix_name(base, backend)
+    out = GENERATED / "conformance"
+    name = _matrix_name(base, backend)
     session.run(
         py,
         "-m",
@@ -369,14 +370,14 @@ def _conformance_matrix(session: nox.Session, base: Base, backend: Path = ACC) -
         base.version,
         "--matrix",
         "--markdown",
-        str(out.with_suffix(".md")),
+        str(out / f"{name}.md"),
         "--json",
-        str(out.with_suffix(".json")),
+        str(out / f"{name}.json"),
         *session.posargs,
         external=True,
         env=COMPILE_ENV,
     )
-    session.log(f"Markdown: {out.with_suffix('.md').relative_to(ROOT)}")
+    session.log(f"Markdown: {(out / f'{name}.md').relative_to(ROOT)}")
 
 
 def _sealed(session: nox.Session, base: Base) -> None:
