@@ -206,8 +206,11 @@ def variant(**overrides: Any) -> type:
         for key, value in overrides.items()
     }
     made = type("ProbeVariant", (base_interface(),), {"__module__": __name__, **namespace})
-    if made.is_gpu():
-        for key, value in device_property_stand_ins(made).items():
+    # Asked only of a backend without device properties: an override of
+    # is_gpu() may not be callable before the class is bound to its name.
+    stand_ins = device_property_stand_ins(made)
+    if stand_ins and made.is_gpu():
+        for key, value in stand_ins.items():
             setattr(made, key, staticmethod(value))
     return made
 
