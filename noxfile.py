@@ -34,6 +34,11 @@ SLICES_VAR = "TORCH_RFC_SLICES"  # rfc_shared.selection.ENV, read before it is i
 SLICE_GROUP = "torch_rfc.slices"
 ENGINE = ROOT / "shared"
 ACC = ROOT / "torch_acc"
+# The second test backend: a host device without streams whose memory is sealed outside its
+# kernels. One process holds one PrivateUse1 backend, so it runs in processes of its own.
+SEALED = ROOT / "torch_sealed"
+# The test backends: C++ extensions built into wheels against each torch base.
+BACKENDS = (ACC, SEALED)
 WHEELS = ROOT / ".nox" / "_wheels"
 GENERATED = ROOT / "docs" / "_generated"
 # Tests of the slices together (bad inputs, faults, invariance); run stacked.
@@ -74,9 +79,11 @@ PIP_ENV = {"PIP_CONSTRAINT": os.devnull}
 
 
 def _project_folders() -> dict[str, Path]:
-    """Every distribution folder but the backend's, by folder name."""
+    """Every distribution folder but the test backends', by folder name."""
     return {
-        p.parent.name: p.parent for p in sorted(ROOT.glob("*/pyproject.toml")) if p.parent != ACC
+        p.parent.name: p.parent
+        for p in sorted(ROOT.glob("*/pyproject.toml"))
+        if p.parent not in BACKENDS
     }
 
 
@@ -100,6 +107,7 @@ nox.options.sessions = [
     "stacked",
     "control",
     "conformance",
+    "sealed",
     # Before docs: the docs show each base's conformance matrix.
     *(f"backport-{b.version}" for b in BACKPORTS),
     "docs",
@@ -151,11 +159,12 @@ def _prepare(session: nox.Session, base: Base = PRIMARY) -> str:
         done["requirements"] = wanted
         stamps.write_text(json.dumps(done))
 
-    wheel = _acc_wheel(session, base)
-    if done.get("torch_acc") != str(wheel):
-        _pip(session, base, "--force-reinstall", "--no-deps", str(wheel))
-        done["torch_acc"] = str(wheel)
-        stamps.write_text(json.dumps(done))
+    for backend in BACKENDS:
+        wheel = _backend_wheel(session, base, backend)
+        if done.get(backend.name) != str(wheel):
+            _pip(session, base, "--force-reinstall", "--no-deps", str(wheel))
+            done[backend.name] = str(wheel)
+            stamps.write_text(json.dumps(done))
 
     folders = _project_folders()
     digests = {name: _tree_digest(folder) for name, folder in folders.items()}
@@ -173,16 +182,17 @@ def _prepare(session: nox.Session, base: Base = PRIMARY) -> str:
     return base.python
 
 
-def _acc_wheel(session: nox.Session, base: Base) -> Path:
-    """torch_acc's wheel, built once per torch version and source hash."""
+def _backend_wheel(session: nox.Session, base: Base, backend: Path) -> Path:
+    """A test backend's wheel (torch_acc, torch_sealed), built once per torch
+    version and source hash."""
     # Its tests and benchmarks are not in the wheel.
-    digest = _tree_digest(ACC, exclude=("tests", "benchmarks"))
-    folder = WHEELS / f"torch_acc-{base.version}-{digest[:16]}"
-    built = sorted(folder.glob("torch_acc-*.whl"))
+    digest = _tree_digest(backend, exclude=("tests", "benchmarks"))
+    folder = WHEELS / f"{backend.name}-{base.version}-{digest[:16]}"
+    built = sorted(folder.glob(f"{backend.name}-*.whl"))
     if built:
-        session.log(f"reusing the torch_acc wheel {built[0].relative_to(ROOT)}")
+        session.log(f"reusing the {backend.name} wheel {built[0].relative_to(ROOT)}")
         return built[0]
-    session.log(f"building torch_acc for torch {base.version} (C++ extension, a few minutes)")
+    session.log(f"building {backend.name} for torch {base.version} (C++ extension, a few minutes)")
     session.run(
         base.python,
         "-m",
@@ -193,12 +203,12 @@ def _acc_wheel(session: nox.Session, base: Base) -> Path:
         "--no-deps",
         "-w",
         str(folder),
-        str(ACC),
+        str(backend),
         external=True,
-        # The CUDA extension is built on GPU machines only (tools/gpu_run.sh).
+        # acc's CUDA extension is built on GPU machines only (tools/gpu_run.sh).
         env={**PIP_ENV, "MAX_JOBS": str(os.cpu_count() or 2), "TORCH_ACC_BUILD_CUDA": "0"},
     )
-    return sorted(folder.glob("torch_acc-*.whl"))[0]
+    return sorted(folder.glob(f"{backend.name}-*.whl"))[0]
 
 
 def _check_overlay(session: nox.Session, py: str, slices: str) -> None:
@@ -340,27 +350,44 @@ def _control(session: nox.Session, base: Base) -> None:
     _pytest(session, py, "--control", *dirs, slices="none")
 
 
-def _conformance_matrix(session: nox.Session, base: Base) -> None:
+def _matrix_name(base: Base, backend: Path) -> str:
+    """The conformance matrix's file name, without suffix: acc's is the main one."""
+    prefix = "" if backend == ACC else f"{backend.name}-"
+    return f"{prefix}torch-{base.version}"
+
+
+def _conformance_matrix(session: nox.Session, base: Base, backend: Path = ACC) -> None:
     py = _prepare(session, base)
     out = GENERATED / "conformance"
+    name = _matrix_name(base, backend)
     session.run(
         py,
         "-m",
         "rfc_shared.conformance",
         "--backend",
-        "torch_acc",
+        backend.name,
         "--base",
         base.version,
         "--matrix",
         "--markdown",
-        str(out / f"torch-{base.version}.md"),
+        str(out / f"{name}.md"),
         "--json",
-        str(out / f"torch-{base.version}.json"),
+        str(out / f"{name}.json"),
         *session.posargs,
         external=True,
         env=COMPILE_ENV,
     )
-    session.log(f"Markdown: {(out / f'torch-{base.version}.md').relative_to(ROOT)}")
+    session.log(f"Markdown: {(out / f'{name}.md').relative_to(ROOT)}")
+
+
+def _sealed(session: nox.Session, base: Base) -> None:
+    """The second backend's tests and conformance matrix, in processes whose
+    PrivateUse1 backend is sealed."""
+    py = _prepare(session, base)
+    _check_overlay(session, py, "all")
+    # The project's pytest configuration names acc; the option given last wins.
+    _pytest(session, py, *_test_dirs([SEALED]), "--privateuse1-backend", SEALED.name, slices="all")
+    _conformance_matrix(session, base, SEALED)
 
 
 @nox.session
@@ -381,13 +408,24 @@ def conformance(session: nox.Session) -> None:
     _conformance_matrix(session, PRIMARY)
 
 
+@nox.session
+def sealed(session: nox.Session) -> None:
+    """The second test backend, sealed (a host device without streams whose memory is
+    sealed outside its kernels): its tests, then its conformance matrix."""
+    _sealed(session, PRIMARY)
+
+
 def _backport_session(base: Base) -> None:
     def run(session: nox.Session) -> None:
         _stacked(session, base)
         _control(session, base)
         _conformance_matrix(session, base)
+        _sealed(session, base)
 
-    run.__doc__ = f"The torch {base.version} backports: stacked, control and conformance."
+    run.__doc__ = (
+        f"The torch {base.version} backports: stacked, control, conformance, and the sealed "
+        "backend's tests and matrix."
+    )
     nox.session(name=f"backport-{base.version}")(run)
 
 
@@ -401,8 +439,9 @@ def docs(session: nox.Session) -> None:
     Then docs/tests: the pages' structure, the benchmark figures, and the built pages
     in headless Chromium (installed with apt-get when missing)."""
     py = _prepare(session)
-    if not (GENERATED / "conformance" / f"torch-{PRIMARY.version}.md").exists():
-        _conformance_matrix(session, PRIMARY)
+    for backend in BACKENDS:
+        if not (GENERATED / "conformance" / f"{_matrix_name(PRIMARY, backend)}.md").exists():
+            _conformance_matrix(session, PRIMARY, backend)
     if not (GENERATED / "bad_inputs.md").exists():  # written by the bad-input tests
         _pytest(session, py, "-q", str(RELIABILITY / "test_bad_inputs.py"), slices="all")
     env = {**COMPILE_ENV, SLICES_VAR: "all"}

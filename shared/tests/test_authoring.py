@@ -70,10 +70,12 @@ def test_export_is_authored_by_the_exporting_user_and_carries_the_tests(
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "jane@example.com")
     dest = authoring.export("shared", tmp_path / "out", project)
     patches = sorted(dest.glob("*.patch"))
-    last = patches[-1].read_text()
     assert all("From: Jane Contributor <jane@example.com>" in p.read_text() for p in patches)
-    assert "+++ b/test/dynamo/test_device_interface_privateuse1.py" in last
-    assert "\nTest Plan:\n" in last
+    # Each patch carries its tests and says how to run them.
+    for patch in patches:
+        text = patch.read_text()
+        assert "\n+++ b/test/" in text and "\nTest Plan:\n" in text, patch.name
+    assert "+++ b/test/dynamo/test_device_interface_privateuse1.py" in patches[0].read_text()
     assert "git am -3" in (dest / "README.md").read_text()
 
 

@@ -14,10 +14,12 @@ import contextlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import logging
 import re
 import sys
 import tempfile
 import types
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +29,7 @@ import torch
 from rfc_shared import selection
 from rfc_shared.conformance.harness import isolated, register, variant
 from rfc_shared.overlay import OverlayError, PatchApplyError
-from rfc_shared.overlay.base import TORCH_2_13_0, TorchBase
+from rfc_shared.overlay.base import TorchBase, installed_torch_base
 from rfc_shared.overlay.slices import BaseMismatchError, SliceError
 
 
@@ -54,6 +56,22 @@ def _register(interface: object, device: object = "acc") -> None:
     _registry().register_interface_for_device_PrivateUse1(device, interface)
 
 
+def _register_instead_of_acc(interface: object) -> None:
+    """Registers ``interface`` as acc's, where acc has none yet: the mistake is
+    in the interface, not a duplicate registration. A refused interface must
+    leave the registry as it found it."""
+    registry = _registry()
+    with isolated():
+        for key in [k for k in registry.device_interfaces if k.split(":")[0] == "acc"]:
+            del registry.device_interfaces[key]
+        before = dict(registry.device_interfaces)
+        try:
+            _register(interface)
+        finally:
+            if registry.device_interfaces != before:
+                raise AssertionError("a refused interface changed the registry")
+
+
 def _raises(*args: object, **kwargs: object) -> object:
     raise RuntimeError("device lost")
 
@@ -74,6 +92,12 @@ def _skip() -> type:
     return SkipFunctionVariable
 
 
+def _rule(name: str) -> object:
+    from torch._dynamo.trace_rules import DeviceTraceRule
+
+    return DeviceTraceRule[name]
+
+
 def _compile_with(options: dict[str, object]) -> None:
     torch.compile(lambda t: t + 1, options=options)
 
@@ -84,10 +108,33 @@ def _op_overrides(device: str) -> None:
     get_device_op_overrides(device)
 
 
+class _WarningsFromLog(logging.Handler):
+    """Re-emits the WARNING records of a logger as UserWarnings: torch logs
+    some answers to a mistake instead of warning."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING:
+            warnings.warn(record.getMessage(), UserWarning, stacklevel=2)
+
+
+@contextlib.contextmanager
+def _logged_as_warnings(logger: str) -> Iterator[None]:
+    handler = _WarningsFromLog()
+    log = logging.getLogger(logger)
+    log.addHandler(handler)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+
+
 def _cache_system_info(info: object) -> None:
     from torch._inductor.codecache import CacheBase
 
-    with _acc_replaced_by(_interface(get_cache_system_info=classmethod(lambda cls: info))):
+    with (
+        _acc_replaced_by(_interface(get_cache_system_info=classmethod(lambda cls: info))),
+        _logged_as_warnings("torch._inductor.codecache"),
+    ):
         CacheBase.get_system.cache_clear()
         try:
             CacheBase.get_system()
@@ -162,11 +209,11 @@ def _visible_devices(value: object) -> None:
 
 
 def _features(features: object) -> None:
-    from torch._dynamo.device_interface import get_backend_features_for_device
+    from torch.utils._backend_features import get_device_backend_features
 
     declared = classmethod(lambda cls, device=None: features)
     with _acc_replaced_by(_interface(backend_features=declared)):
-        get_backend_features_for_device("acc")
+        get_device_backend_features("acc")
 
 
 def _selection(value: str) -> None:
@@ -175,7 +222,7 @@ def _selection(value: str) -> None:
     resolve(selection.parse(value), discover_slices())
 
 
-def _build_overlay(patch: str, base: TorchBase = TORCH_2_13_0) -> None:
+def _build_overlay(patch: str, base: TorchBase | None = None) -> None:
     from rfc_shared.overlay import Overlay
     from rfc_shared.overlay.slices import discover_slices
     from rfc_shared.testing.helpers import format_patch, write_slice
@@ -185,23 +232,83 @@ def _build_overlay(patch: str, base: TorchBase = TORCH_2_13_0) -> None:
             "torch/_dynamo/utils.py", "no such line\n", "a changed line\n", "Stale context"
         )
         shared = discover_slices()["shared"]  # every slice builds on it
+        base = installed_torch_base() if base is None else base
         Overlay.build([shared, write_slice(Path(root), "mine", [text], base=base)])
 
 
-def _gpu_types_remove() -> None:
-    from torch._inductor.utils import GPU_TYPES
+@contextlib.contextmanager
+def _acc_without_inductor_backend(hook: object = None) -> Iterator[None]:
+    """acc with no Inductor backend registered, and ``hook`` (None: none) as
+    its ``_inductor_backend_init``, for the block; then as before."""
+    from torch._inductor.codegen import common
 
-    GPU_TYPES.remove("cuda")  # type: ignore[attr-defined]
+    tables = (
+        common.device_codegens,
+        common.custom_backend_passes,
+        common.custom_backend_codegen_configs,
+        common.device_op_overrides_dict,
+    )
+    saved = [dict(table) for table in tables]
+    saved_hook = torch.acc._inductor_backend_init
+    for table in tables:
+        table.pop("acc", None)
+    if hook is None:
+        del torch.acc._inductor_backend_init
+    else:
+        torch.acc._inductor_backend_init = hook
+    try:
+        yield
+    finally:
+        torch.acc._inductor_backend_init = saved_hook
+        for table, entries in zip(tables, saved, strict=True):
+            table.clear()
+            table.update(entries)
 
 
-def _gpu_types_setitem() -> None:
-    from torch._inductor.utils import GPU_TYPES
+def _backend_features_without_backend(hook: object = None) -> None:
+    from torch._inductor.codegen.common import get_backend_features
 
-    GPU_TYPES[0] = "npu"  # type: ignore[index]
+    with _acc_without_inductor_backend(hook):
+        get_backend_features("acc")
 
 
-def _in_graph_tensor_classes(classes: object) -> None:
-    _register(_interface(dynamo_tensor_classes=classes))
+def _compile_without_backend() -> None:
+    with _acc_without_inductor_backend():
+        torch._dynamo.reset()
+        try:
+            torch.compile(lambda t: t.sum())(torch.ones(4, device="acc"))
+        finally:
+            torch._dynamo.reset()
+
+
+def _compile_with_cpp_wrapper() -> None:
+    torch._dynamo.reset()
+    try:
+        torch.compile(lambda t: t + 1, options={"cpp_wrapper": True})(torch.ones(4, device="acc"))
+    finally:
+        torch._dynamo.reset()
+
+
+def _interface_of_unregistered_acc() -> None:
+    registry = _registry()
+    with isolated():
+        for key in [k for k in registry.device_interfaces if k.split(":")[0] == "acc"]:
+            del registry.device_interfaces[key]
+        with _convention_module_missing():
+            registry.get_interface_for_device("acc:1")
+
+
+@contextlib.contextmanager
+def _convention_module_missing() -> Iterator[None]:
+    """As for a backend without a convention module (lazy_reg finds none)."""
+    name = "torch_acc._dynamo.device_interface"
+    saved = sys.modules.get(name)
+    sys.modules[name] = None  # type: ignore[assignment]  (import fails: not found)
+    try:
+        yield
+    finally:
+        if saved is not None:
+            sys.modules[name] = saved
 
 
 MISTAKES: tuple[Mistake, ...] = (
@@ -250,10 +357,22 @@ MISTAKES: tuple[Mistake, ...] = (
     ),
     Mistake(
         "register_interface_for_device_PrivateUse1",
-        "device_count() raises",
-        lambda: _register(_interface(device_count=_raises)),
-        RuntimeError,
-        r"device_count\(\) raised RuntimeError\('device lost'\); nothing was registered",
+        "a GPU-class interface without device properties",
+        lambda: _register_instead_of_acc(
+            type(
+                "GpuWithoutProperties",
+                (_registry().DeviceInterface,),
+                {
+                    "is_gpu": staticmethod(lambda: True),
+                    **{
+                        name: staticmethod(getattr(torch.acc, name))
+                        for name in ("is_available", "device_count", "current_device", "set_device")
+                    },
+                },
+            )
+        ),
+        TypeError,
+        "GpuWithoutProperties does not implement get_device_properties",
     ),
     Mistake(
         "register_interface_for_device_PrivateUse1",
@@ -262,77 +381,63 @@ MISTAKES: tuple[Mistake, ...] = (
         RuntimeError,
         "'acc' already has the interface .*; refusing to replace it",
     ),
-    # rfc1
     Mistake(
-        "GPU_TYPES",
-        "removing a built-in GPU type",
-        _gpu_types_remove,
-        ValueError,
-        "cannot be removed",
-    ),
-    Mistake(
-        "GPU_TYPES",
-        "assigning an item",
-        _gpu_types_setitem,
-        TypeError,
-        "derived from the DeviceInterface registry",
+        "get_interface_for_device",
+        "the PrivateUse1 backend registered no DeviceInterface (yet)",
+        _interface_of_unregistered_acc,
+        NotImplementedError,
+        r"No interface for device acc:1: the PrivateUse1 backend 'acc' registered no "
+        r"DeviceInterface \(register_interface_for_device_PrivateUse1\('acc', ",
     ),
     # rfc2
     Mistake(
-        "DeviceInterface.dynamo_tensor_classes",
-        "not a tuple",
-        lambda: _in_graph_tensor_classes("FloatTensor"),
-        TypeError,
-        "dynamo_tensor_classes must be a tuple, got str",
-    ),
-    Mistake(
-        "DeviceInterface.dynamo_tensor_classes",
-        "a class not named after a CPU tensor class",
-        lambda: _in_graph_tensor_classes((type("AccFloat", (), {}),)),
-        TypeError,
-        "dynamo_tensor_classes takes classes named after a CPU tensor class",
-    ),
-    Mistake(
         "DeviceInterface.dynamo_constant_fold_fns",
         "an entry that is not callable",
-        lambda: _register(_interface(dynamo_constant_fold_fns=("is_available",))),
+        lambda: _register_instead_of_acc(_interface(dynamo_constant_fold_fns=("is_available",))),
         TypeError,
-        "dynamo_constant_fold_fns takes functions",
+        "dynamo_constant_fold_fns must hold hashable functions; 'is_available' is not",
     ),
     Mistake(
         "DeviceInterface.dynamo_constant_fold_fns_need_guards",
         "None instead of a tuple",
-        lambda: _register(_interface(dynamo_constant_fold_fns_need_guards=None)),
+        lambda: _register_instead_of_acc(_interface(dynamo_constant_fold_fns_need_guards=None)),
         TypeError,
-        "dynamo_constant_fold_fns_need_guards must be a tuple, got NoneType",
+        "dynamo_constant_fold_fns_need_guards must be a tuple of functions, got NoneType",
     ),
     Mistake(
         "register_device_trace_rules",
-        "a list instead of a dict",
-        lambda: _trace_rules([(torch.acc.memory_allocated, _skip())]),
+        "a list instead of a mapping",
+        lambda: _trace_rules([(torch.acc.memory_allocated, _rule("GRAPH_BREAK"))]),
         TypeError,
-        "rules must be a dict of function to rule",
+        "rules must map functions to DeviceTraceRule members, got list",
     ),
     Mistake(
         "register_device_trace_rules",
         "a key that is not callable",
-        lambda: _trace_rules({"torch.acc.memory_allocated": _skip()}),
+        lambda: _trace_rules({"torch.acc.memory_allocated": _rule("GRAPH_BREAK")}),
         TypeError,
-        "is not callable",
+        "'torch.acc.memory_allocated' is not a hashable callable",
     ),
     Mistake(
         "register_device_trace_rules",
-        "a rule that is not one of the two rule classes",
+        "a rule that is not a DeviceTraceRule",
         lambda: _trace_rules({torch.acc.memory_allocated: "skip"}),
         TypeError,
-        "must be one of TorchInGraphFunctionVariable, SkipFunctionVariable",
+        "must be a DeviceTraceRule member, got 'skip'",
+    ),
+    Mistake(
+        "register_device_trace_rules",
+        "Dynamo's VariableTracker class as the rule",
+        lambda: _trace_rules({torch.acc.memory_allocated: _skip()}),
+        TypeError,
+        "must be a DeviceTraceRule member, got <class",
     ),
     Mistake(
         "register_device_trace_rules",
         "replacing PyTorch's own rule",
-        lambda: _trace_rules({torch.cuda.synchronize: _skip()}),
+        lambda: _trace_rules({torch.cuda.synchronize: _rule("GRAPH_BREAK")}),
         ValueError,
-        "already has the rule TorchInGraphFunctionVariable",
+        "torch.cuda.synchronize is PyTorch's own function, whose rule cannot be replaced",
     ),
     # rfc3
     Mistake(
@@ -340,7 +445,7 @@ MISTAKES: tuple[Mistake, ...] = (
         "an unknown key in the device's namespace",
         lambda: _compile_with({"acc.no_such_option": 1}),
         RuntimeError,
-        r"the options of device 'acc' are \['check_input_devices'\]",
+        r"Unexpected optimization option acc.no_such_option",
     ),
     Mistake(
         'torch.compile(options={"acc.<key>": ...})',
@@ -361,14 +466,44 @@ MISTAKES: tuple[Mistake, ...] = (
         "a device nothing registered overrides for",
         lambda: _op_overrides("npu"),
         KeyError,
-        "register_device_op_overrides",
+        r"Inductor has no DeviceOpOverrides for device 'npu': .*"
+        r"register_device_op_overrides\('npu', ",
+    ),
+    Mistake(
+        "get_backend_features",
+        "the PrivateUse1 backend registered no Inductor backend and has no hook",
+        _backend_features_without_backend,
+        RuntimeError,
+        r"Inductor has no scheduling for device 'acc': register its backend with "
+        r"register_backend_for_device\('acc', .*torch.acc._inductor_backend_init\(\)",
+    ),
+    Mistake(
+        "get_backend_features",
+        "the backend's _inductor_backend_init registers nothing",
+        lambda: _backend_features_without_backend(hook=lambda: None),
+        RuntimeError,
+        r"torch.acc._inductor_backend_init\(\) registered none",
+    ),
+    Mistake(
+        "torch.compile on the device",
+        "the device has no Inductor backend",
+        _compile_without_backend,
+        RuntimeError,
+        r"Inductor has no (scheduling|DeviceOpOverrides) for device 'acc'",
+    ),
+    Mistake(
+        'torch.compile(options={"cpp_wrapper": True})',
+        "the device registered no C++ wrapper codegen",
+        _compile_with_cpp_wrapper,
+        RuntimeError,
+        r"device 'acc' registered no C\+\+ wrapper codegen .*compile it without cpp_wrapper=True",
     ),
     Mistake(
         "DeviceInterface.get_cache_system_info",
         "returns data that is not JSON-serializable",
         lambda: _cache_system_info({"driver": {1, 2}}),
         UserWarning,
-        "must return JSON-serializable data",
+        "Failed to collect cache system info from device interface acc",
     ),
     Mistake(
         "DeviceInterface.visible_devices_env",
@@ -383,7 +518,7 @@ MISTAKES: tuple[Mistake, ...] = (
         "returns names instead of BackendFeature members",
         lambda: _features(["GPU"]),
         TypeError,
-        r"backend_features\(\) must return a set of BackendFeature members, got \['GPU'\]",
+        r"backend_features\(\) must return a set of framework-level BackendFeature members",
     ),
     # lazy_reg
     Mistake(

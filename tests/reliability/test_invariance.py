@@ -51,6 +51,8 @@ def ask(fn, *args):
     try:
         value = fn(*args)
     except Exception as e:
+        if isinstance(e, KeyError) and type(e) is not KeyError:
+            return f"raises {{type(e).__name__}} (a KeyError)"
         return f"raises {{type(e).__name__}}"
     if isinstance(value, type):
         return value.__qualname__
@@ -119,6 +121,12 @@ def test_identity_and_capability_answers_for_builtin_devices_are_stock(tmp_path:
     if stock["cuda:0"]["interface"] == "raises NotImplementedError":
         assert stacked["cuda:0"]["interface"] == "CudaInterface"
         stacked["cuda:0"]["interface"] = stock["cuda:0"]["interface"]
+    # And rfc3's: a device without an Inductor backend raises a KeyError that
+    # says how to register (NoBackendForDeviceError), where stock's names the key.
+    for name in BUILTIN_NAMES:
+        if stacked[name]["op_overrides"] == "raises NoBackendForDeviceError (a KeyError)":
+            assert stock[name]["op_overrides"] == "raises KeyError", name
+            stacked[name]["op_overrides"] = stock[name]["op_overrides"]
     assert stacked == stock
 
 
@@ -144,7 +152,12 @@ def snapshot():
         "inductor_backends": sorted(common.device_codegens),
         "op_overrides": sorted(common.device_op_overrides_dict),
         "constant_types": sorted(t.__qualname__ for t in constant_types),
-        "torch_obj_rules": len(trace_rules.get_torch_obj_rule_map()),
+        # Functions of modules the slices add to torch (backend_feature's
+        # capability queries, which Dynamo folds) have no stock counterpart.
+        "torch_obj_rules": len([
+            fn for fn in trace_rules.get_torch_obj_rule_map()
+            if getattr(fn, "__module__", None) not in NEW_MODULES
+        ]),
         "privateuse1": torch._C._get_privateuse1_backend_name(),
         "accelerator": str(torch.accelerator.current_accelerator()),
         # The backend itself; Triton imports its plugin (torch_acc_triton)
@@ -154,6 +167,7 @@ def snapshot():
         ),
     }
 
+NEW_MODULES = ("torch.utils._backend_features",)
 before = snapshot()
 from rfc_shared.testing.corpus import CORPUS
 for case in CORPUS:

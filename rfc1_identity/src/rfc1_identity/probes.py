@@ -7,9 +7,12 @@ import importlib
 import torch
 
 from rfc_shared.conformance.harness import (
+    ProbeFailure,
     ask_each,
     check,
+    device_property_stand_ins,
     registry,
+    stream_class,
     subject,
     variant,
 )
@@ -77,9 +80,10 @@ def _has_triton() -> str:
 def _device_need_guard() -> str:
     name = subject().name
     base = registry().DeviceInterface
+    # A backend without streams is given a stand-in Stream for the first case.
     answers = ask_each(
         lambda: _utils().device_need_guard(name),
-        streams=variant(is_gpu=lambda: True),
+        streams=variant(is_gpu=lambda: True, Stream=stream_class()),
         no_streams=variant(is_gpu=lambda: True, Stream=base.Stream),
     )
     check(
@@ -97,12 +101,53 @@ def _device_need_guard() -> str:
 def _multi_processor_count() -> str:
     from torch._inductor.runtime.hints import DeviceProperties
 
+    # A backend without device properties is given stand-ins: the site is the
+    # multi-processor count, not the properties (see rfc1.host_device_properties).
     answers = ask_each(
         lambda: DeviceProperties.create(subject().device).multi_processor_count,
-        custom=variant(get_multi_processor_count=classmethod(lambda cls, device=None: 7)),
+        custom=variant(
+            get_multi_processor_count=classmethod(lambda cls, device=None: 7),
+            **device_property_stand_ins(),
+        ),
     )
     check(
         answers["custom"] == 7,
         f"multi_processor_count is {answers['custom']}, the interface says 7",
     )
     return "DeviceProperties.multi_processor_count comes from the interface"
+
+
+@probe(
+    "rfc1.host_device_properties",
+    "a host device without device properties gets the host's DeviceProperties",
+)
+def _host_device_properties() -> str:
+    from torch._inductor.runtime.hints import DeviceProperties
+
+    base = registry().DeviceInterface
+    device = torch.device(subject().name, 0)
+    # A host-class variant that has no device properties, as OpenReg.
+    without = variant(
+        is_gpu=lambda: False,
+        get_device_properties=base.get_device_properties,
+        get_compute_capability=base.get_compute_capability,
+        Worker=base.Worker,
+    )
+    try:
+        answers = ask_each(lambda: DeviceProperties.create(device), host=without)
+    except NotImplementedError as e:
+        raise ProbeFailure(
+            f"DeviceProperties.create({str(device)!r}) of a host device without device "
+            f"properties: NotImplementedError {str(e)[:80]!r}"
+        ) from e
+    props = answers["host"]
+    cpu = DeviceProperties.create(torch.device("cpu"))
+    check(
+        (props.type, props.index) == (device.type, 0)
+        and props.multi_processor_count == cpu.multi_processor_count,
+        f"DeviceProperties.create({str(device)!r}) is {props}",
+    )
+    return (
+        f"{device.type} without device properties gets the host's: "
+        f"{props.multi_processor_count} compute units"
+    )

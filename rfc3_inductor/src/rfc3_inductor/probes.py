@@ -15,7 +15,11 @@ from rfc_shared.conformance.harness import (
     NotApplicable,
     ProbeFailure,
     ask_each,
+    base_interface,
     check,
+    exposes_streams,
+    isolated,
+    register,
     registry,
     require,
     subject,
@@ -28,26 +32,56 @@ def _common():
     return importlib.import_module("torch._inductor.codegen.common")
 
 
+def _tables() -> tuple[dict, ...]:
+    common = _common()
+    return (
+        common.device_codegens,
+        common.custom_backend_passes,
+        common.custom_backend_codegen_configs,
+        common.device_op_overrides_dict,
+    )
+
+
+def _init_builtin_backends() -> None:
+    """Inductor's own backends, registered once per process: done before the
+    tables are saved, or restoring them would drop what registered meanwhile
+    and never register it again."""
+    common = _common()
+    init = getattr(common, "_init_builtin_backend_registration", None)
+    if init is not None:
+        init()
+    else:  # 2.13 and 2.11 register them on every init_backend_registration()
+        common.init_backend_registration()
+    common._initialize_device_op_overrides()
+
+
+@contextlib.contextmanager
+def _inductor_tables_restored() -> Iterator[None]:
+    """Inductor's backend tables as they are now, put back afterwards."""
+    _init_builtin_backends()
+    saved = [dict(table) for table in _tables()]
+    try:
+        yield
+    finally:
+        for table, entries in zip(_tables(), saved, strict=True):
+            table.clear()
+            table.update(entries)
+
+
 @contextlib.contextmanager
 def _inductor_registration_removed(name: str) -> Iterator[None]:
     """Without ``name``'s Inductor registration; afterwards the registration
     the lookup made stands (putting the old objects back beside state the
     backend's init refreshed elsewhere mixes two registrations), and only what
     is still missing is put back."""
-    common = _common()
-    tables = (
-        common.device_codegens,
-        common.custom_backend_passes,
-        common.custom_backend_codegen_configs,
-        common.device_op_overrides_dict,
-    )
-    saved = [dict(table) for table in tables]
-    for table in tables:
+    _init_builtin_backends()
+    saved = [dict(table) for table in _tables()]
+    for table in _tables():
         table.pop(name, None)
     try:
         yield
     finally:
-        for table, entries in zip(tables, saved, strict=True):
+        for table, entries in zip(_tables(), saved, strict=True):
             if name in entries and name not in table:
                 table[name] = entries[name]
 
@@ -59,9 +93,22 @@ def _inductor_registration_removed(name: str) -> Iterator[None]:
 def _backend_discovery() -> str:
     common = _common()
     name = subject().name
+    if getattr(subject().module, "_inductor_backend_init", None) is None:
+        raise NotApplicable(
+            f"torch.{name} has no _inductor_backend_init: the backend registers its "
+            "Inductor backend itself"
+        )
     with _inductor_registration_removed(name):
         torch._dynamo.reset()
-        torch.compile(lambda x: x + 1)(torch.ones(2))
+        try:
+            torch.compile(lambda x: x + 1)(torch.ones(2))
+        except Exception as e:
+            from rfc_shared.testing.compile_report import first_line
+
+            raise ProbeFailure(
+                f"compiling a CPU function ran {name}'s Inductor registration, which "
+                f"raised: {type(e).__name__}: {first_line(e)[:160]}"
+            ) from e
         check(
             name not in common.device_codegens,
             f"compiling a CPU function registered {name}'s Inductor backend",
@@ -71,6 +118,12 @@ def _backend_discovery() -> str:
     return f"{name} registers when its backend is looked up: {scheduling.__name__}"
 
 
+def _probe_config():
+    """A device config module of the probe's own, for a backend that registered
+    none: the site is the routing of ``<device>.<key>`` options."""
+    return importlib.import_module("rfc_shared.conformance.probe_device_config")
+
+
 @probe(
     "rfc3.config_keys",
     "torch.compile(options={'<device>.<key>': v}) reaches the backend",
@@ -78,17 +131,33 @@ def _backend_discovery() -> str:
 )
 def _config_keys() -> str:
     common = _common()
-    common.init_backend_registration()
     name = subject().name
-    config = common.get_custom_backend_config_for_device(name)
-    check(config is not None, f"{name} registered no device_custom_config")
-    key = next(iter(config.get_config_copy()))
-    option = f"{name}.{key}"
+    with _inductor_tables_restored():
+        config = _registered_config(name)
+        own = config is not None
+        if not own:
+            # A stand-in registration that carries the probe's options only.
+            config = _probe_config()
+            common.register_backend_for_device(name, object, object, device_custom_config=config)
+        key = next(iter(config.get_config_copy()))
+        option = f"{name}.{key}"
+        try:
+            torch.compile(lambda x: x, options={option: config.get_config_copy()[key]})
+        except RuntimeError as e:
+            raise ProbeFailure(f"{option!r}: {str(e)[:120]}") from e
+    whose = "" if own else f" (a stand-in config: {name} registered none)"
+    return f"options={{{option!r}: ...}} accepted{whose}"
+
+
+def _registered_config(name: str):
+    """The device config the backend registered, if it registered one (its
+    registration may refuse this torch: then it has none here)."""
+    common = _common()
     try:
-        torch.compile(lambda x: x, options={option: config.get_config_copy()[key]})
-    except RuntimeError as e:
-        raise ProbeFailure(f"{option!r}: {str(e)[:120]}") from e
-    return f"options={{{option!r}: ...}} accepted"
+        common.init_backend_registration()
+        return common.get_custom_backend_config_for_device(name)
+    except Exception:
+        return None
 
 
 def _overrides():
@@ -100,19 +169,40 @@ def _overrides():
         raise ProbeFailure(f"no DeviceOpOverrides registered for {subject().name!r}") from e
 
 
+_PROBE_CPP_OPTIONS = (["RFC_PROBE_DEVICE"], [], [], [], [], [], [])
+
+
 @probe("rfc3.cpp_options", "C++ build options come from the DeviceInterface", landed_in="2.15.0")
 def _cpp_options() -> str:
     from torch._inductor.cpp_builder import get_cpp_torch_device_options
 
     name = subject().name
-    interface = registry().get_interface_for_device(name)
-    declared = getattr(interface, "get_cpp_device_options", None)
-    check(declared is not None, "DeviceInterface.get_cpp_device_options does not exist")
-    wanted = declared(False, False)
-    check(wanted is not None, f"{name}'s DeviceInterface declares no C++ options")
-    got = get_cpp_torch_device_options(name)
-    check(list(got[0]) == list(wanted[0]), f"definitions {got[0]} are not the backend's")
-    return f"definitions are {list(wanted[0])}"
+    check(
+        hasattr(registry().DeviceInterface, "get_cpp_device_options"),
+        "DeviceInterface.get_cpp_device_options does not exist",
+    )
+    interface = base_interface()
+    wanted = interface.get_cpp_device_options(False, False)
+    own = wanted is not None
+    if not own:  # a backend that needs none: a variant declaring the probe's
+        interface = variant(
+            get_cpp_device_options=lambda aot_mode, compile_only: _PROBE_CPP_OPTIONS
+        )
+        wanted = _PROBE_CPP_OPTIONS
+    with isolated():
+        register(interface)
+        got = get_cpp_torch_device_options(name)
+    whose = "the backend's" if own else f"a variant's ({name} declares none)"
+    check(list(got[0]) == list(wanted[0]), f"definitions {got[0]} are not {whose}")
+    return f"definitions are {list(wanted[0])}, {whose}"
+
+
+class _AtenOverrides:
+    """Stand-in DeviceOpOverrides declaring the PrivateUse1 ATen device type,
+    for a backend whose overrides declare none (it has no C++ wrapper)."""
+
+    def aten_device_type(self) -> str:
+        return "at::kPrivateUse1"
 
 
 @probe(
@@ -121,19 +211,39 @@ def _cpp_options() -> str:
     landed_in="2.15.0",
 )
 def _aten_device_type() -> str:
+    common = _common()
     cpp_utils = importlib.import_module("torch._inductor.codegen.cpp_utils")
     name = subject().name
     mapper = getattr(cpp_utils, "device_to_aten", None)
-    try:
-        got = mapper(name) if mapper is not None else cpp_utils.DEVICE_TO_ATEN[name]
-    except (KeyError, AssertionError, RuntimeError) as e:
-        raise ProbeFailure(f"no ATen device type for {name!r}: {type(e).__name__}") from e
+    with _inductor_tables_restored():
+        own = _declares_aten_device_type(name)
+        if not own:
+            stand_in = type("ProbeOverrides", (_AtenOverrides, common.DeviceOpOverrides), {})
+            common.device_op_overrides_dict[name] = stand_in()
+        try:
+            got = mapper(name) if mapper is not None else cpp_utils.DEVICE_TO_ATEN[name]
+        except (KeyError, AssertionError, RuntimeError) as e:
+            raise ProbeFailure(f"no ATen device type for {name!r}: {type(e).__name__}") from e
     check(got == "at::kPrivateUse1", f"ATen device type of {name!r} is {got!r}")
-    return f"{name} -> {got}"
+    whose = "" if own else f" (stand-in overrides: {name}'s declare no ATen device type)"
+    return f"{name} -> {got}{whose}"
+
+
+def _declares_aten_device_type(name: str) -> bool:
+    common = _common()
+    try:
+        overrides = common.get_device_op_overrides(name)
+    except Exception:  # none registered, or a registration that refuses this torch
+        return False
+    return type(overrides).aten_device_type is not common.DeviceOpOverrides.aten_device_type
 
 
 @probe("rfc3.stream_type", "cpp_stream_type has a safe default", landed_in="2.15.0")
 def _stream_type() -> str:
+    if not exposes_streams(base_interface()):
+        raise NotApplicable(
+            f"{subject().name} has no streams: no C++ stream type is emitted for it"
+        )
     try:
         stream_type = _overrides().cpp_stream_type()
     except NotImplementedError as e:
@@ -185,6 +295,49 @@ def _two_pass_gate() -> str:
     source = inspect.getsource(GraphLowering.codegen_with_cpp_wrapper)
     check('["cuda", "xpu"]' not in source, 'the gate still lists ["cuda", "xpu"]')
     return "codegen_with_cpp_wrapper asks uses_gpu_cpp_wrapper()"
+
+
+@probe(
+    "rfc3.kernel_call_guard",
+    "generated code enters the device's kernel_call_guard around each non-Triton kernel call",
+)
+def _kernel_call_guard() -> str:
+    from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+    from torch._inductor.graph import GraphLowering
+    from torch._inductor.virtualized import V
+
+    from rfc_shared.testing.compile_report import first_line
+
+    common = _common()
+    name = subject().name
+
+    class GuardedOverrides(common.DeviceOpOverrides):
+        def kernel_call_guard(self, kernel_name: str, call_args: list[str]) -> str:
+            return f"probe_guard({', '.join(call_args)})"
+
+    # The backend as a host device (C++ kernels, no streams), whose overrides
+    # give a guard; the Python wrapper emits one kernel call.
+    try:
+        with isolated(), _inductor_tables_restored():
+            register(variant(is_gpu=lambda: False))
+            common.register_backend_for_device(name, object, PythonWrapperCodegen)
+            common.device_op_overrides_dict[name] = GuardedOverrides()
+            graph = GraphLowering(torch.fx.symbolic_trace(lambda t: t + 1))
+            with V.set_graph_handler(graph):
+                wrapper = PythonWrapperCodegen()
+                wrapper._generate_kernel_call_helper(
+                    "kernel0", ["buf0", "arg0_1"], device=subject().device, triton=False
+                )
+            line = str(wrapper.lines[-1])
+    except Exception as e:
+        raise ProbeFailure(
+            f"a host kernel call on {name}: {type(e).__name__}: {first_line(e)[:120]}"
+        ) from e
+    check(
+        line == "with probe_guard(buf0, arg0_1): kernel0(buf0, arg0_1)",
+        f"a host kernel call on {name} is emitted as {line!r}",
+    )
+    return f"emitted as {line!r}"
 
 
 @probe("rfc3.e2e_compile", "the corpus compiles with Inductor, no calls by hand")

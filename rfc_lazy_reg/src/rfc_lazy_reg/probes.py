@@ -7,7 +7,9 @@ import subprocess
 import sys
 
 from rfc_shared.conformance.harness import (
+    NotApplicable,
     check,
+    convention_module,
     subject,
 )
 from rfc_shared.conformance.probes import probe
@@ -16,6 +18,11 @@ from rfc_shared.conformance.probes import probe
 @probe("lazy_reg.convention", "the convention module's interface is registered lazily")
 def _convention() -> str:
     name = subject().name
+    if convention_module() is None:
+        raise NotApplicable(
+            f"the backend's package has no convention module torch_{name}._dynamo."
+            "device_interface: it registers its DeviceInterface itself"
+        )
     code = (
         "import json, sys, torch, importlib\n"
         f"importlib.import_module('torch_{name}')\n"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import importlib.util
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
@@ -97,17 +98,37 @@ def base_interface() -> type:
     else the one its package provides by convention
     (``torch_<name>._dynamo.device_interface``), made a subclass of Dynamo's
     DeviceInterface. Remembered, so that variants registered later never
-    become the base of other variants."""
+    become the base of other variants.
+
+    Raises:
+        NotApplicable: the backend registered no interface and provides none
+            by convention, so there is nothing to vary.
+    """
     interfaces = registry()
     name = subject().name
     found = dict(interfaces.get_registered_device_interfaces()).get(name)
     if found is not None:
         return found
-    convention = importlib.import_module(f"torch_{name}._dynamo.device_interface")
-    duck = convention.DeviceInterface
+    path = convention_module()
+    if path is None:
+        raise NotApplicable(
+            f"torch.{name} registered no DeviceInterface and its package has no "
+            f"convention module torch_{name}._dynamo.device_interface"
+        )
+    duck = importlib.import_module(path).DeviceInterface
     if isinstance(duck, type) and issubclass(duck, interfaces.DeviceInterface):
         return duck
     return _adapted(duck)
+
+
+def convention_module() -> str | None:
+    """``torch_<name>._dynamo.device_interface`` if the backend's package
+    provides it (the lazy-registration convention), else None."""
+    path = f"torch_{subject().name}._dynamo.device_interface"
+    try:
+        return path if importlib.util.find_spec(path) is not None else None
+    except ModuleNotFoundError:  # no torch_<name> or no torch_<name>._dynamo
+        return None
 
 
 @functools.cache
@@ -115,14 +136,83 @@ def _adapted(duck: type) -> type:
     return type(duck.__name__, (duck, registry().DeviceInterface), {"__module__": __name__})
 
 
+def _defines(klass: type, name: str, default: type) -> bool:
+    """Whether ``klass`` defines ``name`` rather than inheriting ``default``'s."""
+    for k in klass.__mro__:
+        if k is default:
+            return False
+        if name in vars(k):
+            return True
+    return False
+
+
+def _implements(interface: type, name: str) -> bool:
+    """Whether ``interface`` (or its Worker) defines ``name`` rather than
+    inheriting Dynamo's raising default."""
+    base = registry().DeviceInterface
+    worker = getattr(interface, "Worker", base.Worker)
+    return _defines(interface, name, base) or _defines(worker, name, base.Worker)
+
+
+@dataclass(frozen=True)
+class StandInDeviceProperties:
+    """Device properties a probe gives a GPU-class variant of a backend that
+    has none (a host device): the registry requires them of GPU-class
+    interfaces, and Inductor reads these fields."""
+
+    multi_processor_count: int = 4
+    warp_size: int = 32
+    major: int = 8
+    minor: int = 0
+
+
+def device_property_stand_ins(interface: type | None = None) -> dict[str, Any]:
+    """``get_device_properties`` and ``get_compute_capability`` overrides for
+    a variant of ``interface`` (default: the backend's) that lacks them."""
+    interface = base_interface() if interface is None else interface
+    found: dict[str, Any] = {}
+    if not _implements(interface, "get_device_properties"):
+        found["get_device_properties"] = lambda device=None: StandInDeviceProperties()
+    if not _implements(interface, "get_compute_capability"):
+        found["get_compute_capability"] = lambda device=None: 80
+    return found
+
+
+class StandInStream(torch.Stream):
+    """The Stream a probe gives a variant of a backend without streams, where
+    the site it checks is about a device that has them."""
+
+
+def stream_class() -> type:
+    """The backend's Stream, or :class:`StandInStream` if it has none."""
+    interface = base_interface()
+    return interface.Stream if exposes_streams(interface) else StandInStream
+
+
+def exposes_streams(interface: type) -> bool:
+    return interface.Stream is not registry().DeviceInterface.Stream
+
+
 def variant(**overrides: Any) -> type:
     """A subclass of the backend's interface with ``overrides`` (values that
-    are plain functions become staticmethods)."""
+    are plain functions become staticmethods).
+
+    A GPU-class variant of a backend without device properties (a host device
+    like OpenReg) gets :func:`device_property_stand_ins`, which the registry
+    requires of GPU-class interfaces.
+    """
     namespace = {
         key: staticmethod(value) if callable(value) and not isinstance(value, type) else value
         for key, value in overrides.items()
     }
-    return type("ProbeVariant", (base_interface(),), {"__module__": __name__, **namespace})
+    made = type("ProbeVariant", (base_interface(),), {"__module__": __name__, **namespace})
+    # Asked only of a backend without device properties: an override of
+    # is_gpu() may not be callable before the class is bound to its name.
+    stand_ins = device_property_stand_ins(made)
+    if stand_ins and made.is_gpu():
+        for key, value in stand_ins.items():
+            setattr(made, key, staticmethod(value))
+    return made
 
 
 def register(interface: type) -> None:
@@ -138,6 +228,7 @@ def register(interface: type) -> None:
     else:
         for key in [name, *(f"{name}:{i}" for i in range(subject().module.device_count()))]:
             interfaces.register_interface_for_device(key, interface)
+    clear_derived_caches()  # answers cached from the interface registered before
 
 
 @contextlib.contextmanager

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 
 from rfc_shared import selection
@@ -33,12 +34,17 @@ def _selection(column: str) -> str:
 def probe_column(
     column: str, probes: Sequence[str] | None = None, env: dict[str, str] | None = None
 ) -> dict[str, dict[str, str]]:
-    """Run the probes in a fresh interpreter with ``column``'s overlay."""
+    """Run the probes in a fresh interpreter with ``column``'s overlay, and a
+    fresh Inductor cache: an artifact an earlier run compiled must not answer
+    for this one."""
     command = [sys.executable, "-m", "rfc_shared.conformance", "--format", "json", "--evidence"]
     if probes:
         command += ["--probes", ",".join(probes)]
-    full_env = {**os.environ, **(env or {}), selection.ENV: _selection(column)}
-    done = subprocess.run(command, capture_output=True, text=True, env=full_env)
+    with tempfile.TemporaryDirectory(prefix="rfc-conformance-") as cache:
+        full_env = {**os.environ, **(env or {}), selection.ENV: _selection(column)}
+        full_env["TORCHINDUCTOR_CACHE_DIR"] = cache
+        full_env.pop("TRITON_CACHE_DIR", None)  # under Inductor's
+        done = subprocess.run(command, capture_output=True, text=True, env=full_env)
     if done.returncode not in (0, 1) or not done.stdout.strip():
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return {p: {"status": "error", "evidence": tail} for p in (probes or load())}

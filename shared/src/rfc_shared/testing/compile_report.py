@@ -26,6 +26,15 @@ def _innermost_exception(e: BaseException) -> BaseException:
     return e
 
 
+def first_line(e: BaseException) -> str:
+    """The first line of ``e``'s message, with the next one where the first
+    only introduces it (Dynamo's "backend='inductor' raised:")."""
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()] or [""]
+    if lines[0].endswith(":") and len(lines) > 1:
+        return f"{lines[0]} {lines[1]}"
+    return lines[0]
+
+
 def failure_site(e: BaseException) -> str:
     """``torch/<path>:<function>`` of the innermost torch frame, else the
     innermost frame."""
@@ -63,7 +72,7 @@ def compile_case(
             "case": name,
             "status": "eager-unsupported",
             "error": type(inner).__name__,
-            "message": (str(inner).strip().splitlines() or [""])[0][:300],
+            "message": first_line(inner)[:300],
             "site": failure_site(e),
         }
     try:
@@ -78,7 +87,7 @@ def compile_case(
             "case": name,
             "status": "fail",
             "error": type(inner).__name__,
-            "message": (str(inner).strip().splitlines() or [""])[0][:300],
+            "message": first_line(inner)[:300],
             "site": failure_site(e),
         }
     return {"case": name, "status": "ok", "error": None, "message": "", "site": None}
