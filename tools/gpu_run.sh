@@ -16,11 +16,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 RESULTS=${1:-$ROOT/gpu-results}
 WHEELHOUSE=${WHEELHOUSE:-$ROOT/.wheelhouse}
 PY=${PYTHON:-python3}
-# The engine and every slice: each top-level folder with a pyproject.toml but the backend.
+# The engine and every slice: each top-level folder with a pyproject.toml but the test backends.
 PACKAGES=()
 for project in "$ROOT"/*/pyproject.toml; do
   folder=$(dirname "$project")
-  [ "$(basename "$folder")" = torch_acc ] || PACKAGES+=("$folder")
+  case "$(basename "$folder")" in torch_acc | torch_sealed) ;; *) PACKAGES+=("$folder") ;; esac
 done
 mkdir -p "$RESULTS"
 
@@ -43,6 +43,7 @@ step "GPU tests"
 set +e
 $PY -m pytest -q -p no:cacheprovider -p rfc_shared.testing.plugin --privateuse1-backend torch_acc \
   "$ROOT/torch_acc/tests/test_cuda_mode.py" \
+  "$ROOT/torch_acc/tests/test_gpu_machine.py" \
   "$ROOT/torch_acc/tests/test_zero_monkeypatch.py" \
   2>&1 | tee tests.log
 tests=${PIPESTATUS[0]}
