@@ -30,9 +30,21 @@ print(json.dumps([torch_acc.mode, str(torch.accelerator.current_accelerator()), 
 def test_importing_torch_acc_leaves_cuda_training_working() -> None:
     done = run_python(CUDA_TRAINING, env={"TORCH_ACC_MODE": None})
     mode, accelerator, trained = last_json(done)
-    assert mode == "gpu" and trained
-    # acc's Triton plugin and device exist, CUDA's training was not disturbed
-    assert accelerator in ("acc", "cuda")
+    # acc unused: its PrivateUse1 hooks are not registered, CUDA is the accelerator
+    assert [mode, accelerator, trained] == ["gpu", "cuda", True]
+
+
+def test_acc_over_host_memory_becomes_the_accelerator_at_its_first_use() -> None:
+    done = run_python(
+        """
+        import json, torch, torch_acc
+        before = str(torch.accelerator.current_accelerator())
+        x = torch.ones(4, device="acc") + 1
+        print(json.dumps([before, str(torch.accelerator.current_accelerator()), x.sum().item()]))
+        """,
+        env={"TORCH_ACC_MODE": None},
+    )
+    assert last_json(done) == ["cuda", "acc", 8.0]
 
 
 def test_an_acc_tensor_first_in_a_fresh_process_initializes_cuda() -> None:

@@ -70,7 +70,8 @@ def is_initialized() -> bool:
 
 
 def _lazy_init() -> None:
-    pass
+    # PyTorch calls this before the first acc tensor a Python factory makes.
+    _C._register_hooks()
 
 
 def _is_in_bad_fork() -> bool:

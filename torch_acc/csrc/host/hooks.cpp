@@ -81,12 +81,17 @@ struct AccHooks final : at::PrivateUse1HooksInterface {
   }
 };
 
-bool hooks_registered = [] {
-  at::RegisterPrivateUse1HooksInterface(new AccHooks());
-  return true;
-}();
-
 } // namespace
+
+// Not at load: registered PrivateUse1 hooks make PrivateUse1 ATen's one
+// accelerator, and the autograd engine then fails CUDA's backward
+// (c10::Stream of a CUDA node not found). torch_acc registers them at import
+// where no CUDA device is usable, and otherwise at the first acc allocation or
+// torch.acc._lazy_init(), so importing acc on a GPU machine leaves CUDA alone.
+void register_hooks() {
+  static std::once_flag once;
+  std::call_once(once, [] { at::RegisterPrivateUse1HooksInterface(new AccHooks()); });
+}
 
 const at::Generator& default_generator(c10::DeviceIndex index) {
   static std::once_flag once;
