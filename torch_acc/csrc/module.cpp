@@ -9,6 +9,7 @@
 #include <torch/csrc/Event.h>
 #include <torch/csrc/Exceptions.h>
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/Storage.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/python_numbers.h>
 #include <torch/extension.h>
@@ -116,6 +117,31 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       reinterpret_cast<c10::StorageImpl*>(address)->mutable_data_ptr().unsafe_set_device(device);
     }
   });
+  // Graph trees rebuild a replayed graph's outputs on their storages at every
+  // replay: without an allocation and a set_() dispatch, as CUDA's own
+  // _construct_CUDA_Tensor_From_Storage_And_Metadata does.
+  m.def(
+      "_tensor_from_storage",
+      [](py::handle storage,
+         py::handle dtype,
+         const std::vector<int64_t>& size,
+         const std::vector<int64_t>& stride,
+         int64_t storage_offset) {
+        TORCH_CHECK_TYPE(THPStorage_Check(storage.ptr()), "expected an UntypedStorage");
+        TORCH_CHECK_TYPE(THPDtype_Check(dtype.ptr()), "expected a torch.dtype");
+        c10::Storage data = THPStorage_Unpack(storage.ptr());
+        TORCH_CHECK(
+            data.device_type() == c10::DeviceType::PrivateUse1,
+            "_tensor_from_storage: the storage is on ",
+            data.device(),
+            ", not acc");
+        const auto meta =
+            c10::scalarTypeToTypeMeta(reinterpret_cast<THPDtype*>(dtype.ptr())->scalar_type);
+        at::Tensor tensor = at::detail::make_tensor_base<c10::TensorImpl>(
+            std::move(data), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), meta);
+        tensor.unsafeGetTensorImpl()->set_sizes_and_strides(size, stride, storage_offset);
+        return py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(tensor)));
+      });
   m.def("_default_generator", [](int64_t index) {
     return py::reinterpret_steal<py::object>(
         THPGenerator_initDefaultGenerator(default_generator(checked(index))));

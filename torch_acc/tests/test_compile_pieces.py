@@ -95,3 +95,22 @@ def test_storages_handed_back_by_the_peer_allocator_are_labelled_acc_again() -> 
     tensor = torch.empty(0, device="acc").set_(storage, 0, (4,), (1,))
     assert tensor.device == torch.device("acc", 0)
     assert tensor.cpu().tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_graph_trees_rebuild_outputs_on_acc_storages_without_an_allocation() -> None:
+    from torch_acc._dynamo.device_interface import DeviceInterface
+
+    base = torch.arange(12.0, device="acc")
+    metadata = {
+        "dtype": torch.float32,
+        "size": (2, 3),
+        "stride": (1, 2),
+        "storage_offset": 5,
+        "device": base.device,
+    }
+    rebuilt = DeviceInterface.tensor_from_storage(metadata, base.untyped_storage())
+    expected = base.as_strided((2, 3), (1, 2), 5)
+    assert rebuilt.device == base.device and rebuilt.untyped_storage().data_ptr() == base.data_ptr()
+    assert torch.equal(rebuilt.cpu(), expected.cpu())
+    with pytest.raises(RuntimeError, match="not acc"):
+        DeviceInterface.tensor_from_storage(metadata, torch.arange(3.0).untyped_storage())

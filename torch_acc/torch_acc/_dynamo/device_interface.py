@@ -196,6 +196,16 @@ class DeviceInterface:
         _C._label_storages_as_acc(live_storages, device)
 
     @staticmethod
+    def tensor_from_storage(metadata: dict[str, Any], storage: torch.UntypedStorage) -> torch.Tensor:
+        return _C._tensor_from_storage(
+            storage,
+            metadata["dtype"],
+            metadata["size"],
+            metadata["stride"],
+            metadata["storage_offset"],
+        )
+
+    @staticmethod
     def check_graph_pool_live_allocations(
         device: int, pool: tuple[int, int], data_ptrs: set[int]
     ) -> bool:
