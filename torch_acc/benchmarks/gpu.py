@@ -154,7 +154,29 @@ def launch_bound_child(device: str, mode: str) -> dict[str, Any]:
         "ms": statistics.median(times),
         "rounds": times,
         "cudagraph_skips": counters["inductor"]["cudagraph_skips"],
+        "profile": _host_profile(step),
     }
+
+
+def _host_profile(step: Callable[[], torch.Tensor], calls: int = 500) -> str:
+    """Where the host's time per call goes (a launch-bound case is host-bound):
+    the functions with the most own time over ``calls`` calls, in microseconds
+    per call."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(calls):
+        step()
+    profiler.disable()
+    torch.cuda.synchronize()
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    rows = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)[:12]
+    return "\n".join(
+        f"{own / calls * 1e6:8.2f} us {count / calls:5.1f}x  {name} ({Path(file).name}:{line})"
+        for (file, line, name), (_, count, own, _, _) in rows
+    )
 
 
 def bench_launch_bound() -> dict[str, Any]:
@@ -264,6 +286,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     skips = {k: lb[k]["cudagraph_skips"] for k in ("cuda reduce-overhead", "acc reduce-overhead")}
     print(f"cudagraph skips (0: the graphs were recorded): {skips}")
+    for config in ("cuda reduce-overhead", "acc reduce-overhead"):
+        print(f"\nhost time per call, {config} (own time, top functions):\n```")
+        print(lb[config]["profile"])
+        print("```")
     return 0
 
 

@@ -196,7 +196,9 @@ class DeviceInterface:
         _C._label_storages_as_acc(live_storages, device)
 
     @staticmethod
-    def tensor_from_storage(metadata: dict[str, Any], storage: torch.UntypedStorage) -> torch.Tensor:
+    def tensor_from_storage(
+        metadata: dict[str, Any], storage: torch.UntypedStorage
+    ) -> torch.Tensor:
         return _C._tensor_from_storage(
             storage,
             metadata["dtype"],
