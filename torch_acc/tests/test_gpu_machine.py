@@ -27,6 +27,15 @@ print(json.dumps([torch_acc.mode, str(torch.accelerator.current_accelerator()), 
 """
 
 
+def test_torch_acc_installed_but_not_imported_leaves_cuda_training_alone() -> None:
+    script = CUDA_TRAINING.replace(
+        "import torch_acc  # without TORCH_ACC_MODE: acc stays off CUDA\n", ""
+    )
+    script = script.replace("torch_acc.mode", "'torch_acc' in __import__('sys').modules")
+    done = run_python(script, env={"TORCH_ACC_MODE": None})
+    assert last_json(done) == [False, "cuda", True]
+
+
 def test_importing_torch_acc_leaves_cuda_training_working() -> None:
     done = run_python(CUDA_TRAINING, env={"TORCH_ACC_MODE": None})
     mode, accelerator, trained = last_json(done)
