@@ -159,13 +159,6 @@ def _prepare(session: nox.Session, base: Base = PRIMARY) -> str:
         done["requirements"] = wanted
         stamps.write_text(json.dumps(done))
 
-    for backend in BACKENDS:
-        wheel = _backend_wheel(session, base, backend)
-        if done.get(backend.name) != str(wheel):
-            _pip(session, base, "--force-reinstall", "--no-deps", str(wheel))
-            done[backend.name] = str(wheel)
-            stamps.write_text(json.dumps(done))
-
     folders = _project_folders()
     digests = {name: _tree_digest(folder) for name, folder in folders.items()}
     changed = [name for name, digest in digests.items() if done.get(name) != digest]
@@ -179,6 +172,15 @@ def _prepare(session: nox.Session, base: Base = PRIMARY) -> str:
         stamps.write_text(json.dumps(done))
     else:
         session.log(f"reusing {base.env.relative_to(ROOT)} (packages unchanged)")
+    # After the project's packages: a stale overlay package must not meet a
+    # current one in the backends' builds.
+    for backend in BACKENDS:
+        wheel = _backend_wheel(session, base, backend)
+        if done.get(backend.name) != str(wheel):
+            _pip(session, base, "--force-reinstall", "--no-deps", str(wheel))
+            done[backend.name] = str(wheel)
+            stamps.write_text(json.dumps(done))
+
     return base.python
 
 
@@ -206,7 +208,13 @@ def _backend_wheel(session: nox.Session, base: Base, backend: Path) -> Path:
         str(backend),
         external=True,
         # acc's CUDA extension is built on GPU machines only (tools/gpu_run.sh).
-        env={**PIP_ENV, "MAX_JOBS": str(os.cpu_count() or 2), "TORCH_ACC_BUILD_CUDA": "0"},
+        # The build needs stock torch's headers only, never the overlay.
+        env={
+            **PIP_ENV,
+            SLICES_VAR: "none",
+            "MAX_JOBS": str(os.cpu_count() or 2),
+            "TORCH_ACC_BUILD_CUDA": "0",
+        },
     )
     return sorted(folder.glob(f"{backend.name}-*.whl"))[0]
 
