@@ -37,9 +37,6 @@ std::optional<c10::DeviceIndex> device_of_pointer(const void* ptr);
 c10::Device peer_device(c10::DeviceIndex index);
 c10::Allocator* peer_allocator();
 
-// The PrivateUse1 hooks, registered once (host/hooks.cpp, cuda/device.cpp).
-void register_hooks();
-
 // Random numbers (host/hooks.cpp, cuda/device.cpp).
 const at::Generator& default_generator(c10::DeviceIndex index);
 

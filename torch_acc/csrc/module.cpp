@@ -101,7 +101,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       "_empty_strided",
       py::reinterpret_steal<py::object>(PyCFunction_New(&empty_strided_def, nullptr)));
   m.def("_memory_allocated", [](int64_t index) { return memory_allocated(checked(index)); });
-  m.def("_register_hooks", [] { register_hooks(); });
   m.def("_raw_stream", [](int64_t index) { return raw_stream(checked(index)); });
   // torch.Event.elapsed_time only accepts torch.Event itself, not subclasses.
   m.def("_elapsed_time", [](py::handle start, py::handle end) {

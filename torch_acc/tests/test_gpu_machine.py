@@ -1,6 +1,7 @@
-"""On a machine with CUDA: importing torch_acc leaves CUDA alone unless acc
-over CUDA is asked for, and acc over CUDA works as the first device a process
-uses. Skipped without CUDA (CI); run by tools/gpu_run.sh."""
+"""On a machine with CUDA: torch-acc installed but not imported leaves CUDA
+training alone; importing it makes acc the process's one accelerator
+(PyTorch's rule, pinned here); acc over CUDA works as the first device a
+process uses. Skipped without CUDA (CI); run by tools/gpu_run.sh."""
 
 from __future__ import annotations
 
@@ -36,24 +37,29 @@ def test_torch_acc_installed_but_not_imported_leaves_cuda_training_alone() -> No
     assert last_json(done) == [False, "cuda", True]
 
 
+RENAMED_PRIVATEUSE1 = """
+import json, torch
+before = str(torch.accelerator.current_accelerator())
+torch.utils.rename_privateuse1_backend("elsewhere")  # no hooks, no kernels, no allocator
+print(json.dumps([before, str(torch.accelerator.current_accelerator())]))
+"""
+
+
+def test_any_renamed_privateuse1_backend_becomes_the_accelerator() -> None:
+    # Why importing acc (or any PrivateUse1 backend) decides the process's one
+    # accelerator: the rename alone does it, before any hook or tensor.
+    assert last_json(run_python(RENAMED_PRIVATEUSE1)) == ["cuda", "elsewhere"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="upstream: a renamed PrivateUse1 backend is ATen's one accelerator, and the "
+    "autograd engine then finds no stream for CUDA's nodes (opt_ready_stream && "
+    "opt_parent_stream INTERNAL ASSERT); a process imports acc or trains on CUDA",
+)
 def test_importing_torch_acc_leaves_cuda_training_working() -> None:
     done = run_python(CUDA_TRAINING, env={"TORCH_ACC_MODE": None})
-    mode, accelerator, trained = last_json(done)
-    # acc unused: its PrivateUse1 hooks are not registered, CUDA is the accelerator
-    assert [mode, accelerator, trained] == ["gpu", "cuda", True]
-
-
-def test_acc_over_host_memory_becomes_the_accelerator_at_its_first_use() -> None:
-    done = run_python(
-        """
-        import json, torch, torch_acc
-        before = str(torch.accelerator.current_accelerator())
-        x = torch.ones(4, device="acc") + 1
-        print(json.dumps([before, str(torch.accelerator.current_accelerator()), x.sum().item()]))
-        """,
-        env={"TORCH_ACC_MODE": None},
-    )
-    assert last_json(done) == ["cuda", "acc", 8.0]
+    assert last_json(done) == ["gpu", "cuda", True]
 
 
 def test_an_acc_tensor_first_in_a_fresh_process_initializes_cuda() -> None:

@@ -27,10 +27,6 @@ from . import acc as _device_module
 
 
 torch.utils.rename_privateuse1_backend("acc")
-# Registered PrivateUse1 hooks make acc ATen's one accelerator, which CUDA's
-# backward cannot share: where CUDA is usable they wait for acc's first use.
-if mode == "cuda" or not torch.cuda.is_available():
-    _C._register_hooks()
 torch._register_device_module("acc", _device_module)
 torch.utils.generate_methods_for_privateuse1_backend(
     for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True

@@ -5,11 +5,12 @@
 - ``host``: a host-class device, like OpenReg; Inductor generates C++ kernels.
 - ``cuda`` (only on request): acc:i is CUDA device i under another name: CUDA
   memory, CUDA streams and events, Triton kernels compiled by Triton's NVIDIA
-  backend. A process has one accelerator: ATen prefers PrivateUse1, and the
-  autograd engine follows the one accelerator, so in a process where acc runs
-  over CUDA, CUDA's own backward fails. Never the default, so that importing
-  torch_acc on a GPU machine leaves CUDA training alone; a comparison of acc
-  with cuda runs each side in a process of its own.
+  backend.
+
+In every mode, importing torch_acc renames PrivateUse1, which makes it ATen's
+one accelerator; the autograd engine follows that one accelerator, so CUDA's
+own backward fails in that process. A comparison of acc with cuda runs each
+side in a process of its own.
 """
 
 import importlib.util

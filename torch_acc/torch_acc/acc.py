@@ -70,8 +70,7 @@ def is_initialized() -> bool:
 
 
 def _lazy_init() -> None:
-    # PyTorch calls this before the first acc tensor a Python factory makes.
-    _C._register_hooks()
+    pass
 
 
 def _is_in_bad_fork() -> bool:

@@ -207,10 +207,6 @@ bool hooks_registered = [] {
 
 } // namespace
 
-// Over CUDA memory the hooks are registered at load: acc over CUDA is asked for
-// explicitly and is the process's one accelerator.
-void register_hooks() {}
-
 c10::DeviceIndex device_count() {
   return c10::cuda::device_count();
 }

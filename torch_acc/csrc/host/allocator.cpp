@@ -35,7 +35,6 @@ void release(void* ptr) {
 
 struct AccAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t nbytes) override {
-    register_hooks();
     const auto device = current_device();
     void* ptr = nullptr;
     if (nbytes > 0) {

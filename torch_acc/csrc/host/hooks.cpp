@@ -81,17 +81,12 @@ struct AccHooks final : at::PrivateUse1HooksInterface {
   }
 };
 
-} // namespace
+bool hooks_registered = [] {
+  at::RegisterPrivateUse1HooksInterface(new AccHooks());
+  return true;
+}();
 
-// Not at load: registered PrivateUse1 hooks make PrivateUse1 ATen's one
-// accelerator, and the autograd engine then fails CUDA's backward
-// (c10::Stream of a CUDA node not found). torch_acc registers them at import
-// where no CUDA device is usable, and otherwise at the first acc allocation or
-// torch.acc._lazy_init(), so importing acc on a GPU machine leaves CUDA alone.
-void register_hooks() {
-  static std::once_flag once;
-  std::call_once(once, [] { at::RegisterPrivateUse1HooksInterface(new AccHooks()); });
-}
+} // namespace
 
 const at::Generator& default_generator(c10::DeviceIndex index) {
   static std::once_flag once;
