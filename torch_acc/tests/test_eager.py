@@ -153,3 +153,14 @@ def test_generated_methods() -> None:
     assert t.is_acc and t.device.type == "acc"
     module = torch.nn.Linear(2, 2).acc()
     assert next(module.parameters()).is_acc
+
+
+def test_foreach_copy_writes_every_destination_in_place() -> None:
+    # Graph trees copy each replay's inputs with one _foreach_copy_ (acc's own kernel).
+    dests = [torch.zeros(3, device="acc"), torch.zeros(4, 2, device="acc").t()]
+    storages = [d.untyped_storage().data_ptr() for d in dests]
+    sources = [torch.arange(3.0, device="acc"), torch.arange(8.0).reshape(2, 4)]
+    torch._foreach_copy_(dests, sources)
+    assert [d.untyped_storage().data_ptr() for d in dests] == storages
+    for dest, source in zip(dests, sources, strict=True):
+        assert dest.device.type == "acc" and torch.equal(dest.cpu(), source.cpu())
