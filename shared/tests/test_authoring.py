@@ -21,7 +21,8 @@ from rfc_shared.overlay.slices import discover_slices
 
 REPO = Path(__file__).resolve().parents[2]
 SLICE_DIR = Path("rfc_registry_core")
-INSTALLED = installed_torch_base()  # the series the tests author is this base's
+# The series the tests author and port is this base's (no other download).
+INSTALLED = installed_torch_base()
 SERIES = SLICE_DIR / "src" / "rfc_registry_core" / "patches" / INSTALLED.series_dir_name
 
 
@@ -71,10 +72,12 @@ def test_export_is_authored_by_the_exporting_user_and_carries_the_tests(
     dest = authoring.export("shared", tmp_path / "out", project)
     patches = sorted(dest.glob("*.patch"))
     assert all("From: Jane Contributor <jane@example.com>" in p.read_text() for p in patches)
-    # Each patch carries its tests and says how to run them.
+    # Each patch carries its tests and says how to run them; on a backport base
+    # a [backport] patch brings upstream's API, which the next patches test.
     for patch in patches:
         text = patch.read_text()
-        assert "\n+++ b/test/" in text and "\nTest Plan:\n" in text, patch.name
+        assert "\nTest Plan:\n" in text, patch.name
+        assert "\n+++ b/test/" in text or "[backport]" in text.split("\n\n", 1)[0], patch.name
     assert "+++ b/test/dynamo/test_device_interface_privateuse1.py" in patches[0].read_text()
     assert "git am -3" in (dest / "README.md").read_text()
 
@@ -145,7 +148,7 @@ def other_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_series_ports_to_another_base_and_refresh_writes_it(
     project: Path, tmp_path: Path, other_base: Path
 ) -> None:
-    repo = authoring.workspace("shared", tmp_path / "ws", project, base=OTHER)
+    repo = authoring.workspace("shared", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED)
     assert "Moved down" in (repo / "torch" / "_dynamo" / "device_interface.py").read_text()
     authoring.refresh("shared", repo, project, base=OTHER)
     ported = project / SERIES.parent / OTHER.series_dir_name
@@ -163,7 +166,7 @@ def test_check_series_applies_each_series_to_its_own_base(
 ) -> None:
     # The scratch project holds the primary series only (no other download).
     monkeypatch.setattr(core, "SLICE", dataclasses.replace(core.SLICE, bases=(INSTALLED,)))
-    repo = authoring.workspace("shared", tmp_path / "ws", project, base=OTHER)
+    repo = authoring.workspace("shared", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED)
     authoring.refresh("shared", repo, project, base=OTHER)
     lines = authoring.check_series(project, ["shared"])
     assert [line.split(":")[0] for line in lines] == [str(INSTALLED)] * 2 + [str(OTHER)] * 2
@@ -179,7 +182,7 @@ def test_a_port_stops_on_conflicts_and_says_how_to_go_on(
     changed = line.replace("device]", "str(device)]")
     interface.write_text(interface.read_text().replace(line, changed))
     with pytest.raises(authoring.PortConflictError, match="device_interface.py") as stopped:
-        authoring.workspace("shared", tmp_path / "ws", project, base=OTHER)
+        authoring.workspace("shared", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED)
     assert "cherry-pick --continue" in str(stopped.value)
     status = authoring.git(tmp_path / "ws", "status", "--porcelain")
     assert "UU torch/_dynamo/device_interface.py" in status
@@ -191,7 +194,7 @@ def test_a_slice_is_not_ported_before_its_dependencies(
     rfc1 = REPO / "rfc1_identity"
     shutil.copytree(rfc1 / "src", project / "rfc1_identity" / "src")
     with pytest.raises(authoring.AuthoringError, match="needs shared on torch 9.9.9"):
-        authoring.workspace("rfc1", tmp_path / "ws", project, base=OTHER)
+        authoring.workspace("rfc1", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED)
 
 
 def test_unknown_base_is_a_clear_error() -> None:
