@@ -14,6 +14,7 @@
 #include "acc.h"
 
 #include <ATen/Context.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/SDPBackend.h>
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/_fused_sdp_choice_native.h>
@@ -130,9 +131,21 @@ int64_t fused_sdp_choice(
   return static_cast<int64_t>(at::SDPBackend::math);
 }
 
-// The strides the meta function of the overrideable forward gives its output:
-// `shape`, in the query's dimension order.
+// The strides of `torch.empty_like(t)`: `t`'s if it is dense, else dense
+// strides in `t`'s dimension order.
+std::vector<int64_t> strides_of_empty_like(const at::Tensor& t) {
+  if (t.is_non_overlapping_and_dense()) {
+    return t.strides().vec();
+  }
+  return at::infer_dense_strides(t.sizes(), t.strides());
+}
+
+// The strides the meta function of the overrideable forward gives its output
+// (alloc_with_matching_layout): `shape`, in the query's dimension order.
 std::vector<int64_t> strides_like_query(const at::Tensor& query, c10::IntArrayRef shape) {
+  if (query.sizes() == shape) {
+    return strides_of_empty_like(query);
+  }
   std::vector<int64_t> order(query.dim());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
@@ -315,9 +328,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
 #endif
   // The meta function's gradients are empty_like the inputs.
   return {
-      back_to_acc(with_strides(grad_q, query.strides()), device),
-      back_to_acc(with_strides(grad_k, key.strides()), device),
-      back_to_acc(with_strides(grad_v, value.strides()), device),
+      back_to_acc(with_strides(grad_q, strides_of_empty_like(query)), device),
+      back_to_acc(with_strides(grad_k, strides_of_empty_like(key)), device),
+      back_to_acc(with_strides(grad_v, strides_of_empty_like(value)), device),
       back_to_acc(grad_bias, device),
   };
 }
