@@ -119,3 +119,30 @@ def test_inductor_keeps_sdpa_as_one_extern_kernel(mode: str) -> None:
         "torch.ops.aten._scaled_dot_product_fused_attention_overrideable_backward.default",
     ]
     assert not decomposed, json.dumps(calls)
+
+
+COMPILED_BLOCK = """
+import json, re, torch, torch_acc
+from torch._inductor.utils import run_and_get_code
+from rfc_shared.testing.corpus import CASES
+
+block = CASES["transformer_block"].build().to("acc")
+(x,) = CASES["transformer_block"].inputs()[0]
+_, codes = run_and_get_code(torch.compile(block), x.to("acc"))
+calls = [
+    call for code in codes
+    for call in re.findall(r"^ *buf\\d+ = (torch\\.ops\\.aten\\.\\w+\\.default)\\(", code, re.M)
+]
+print(json.dumps([calls, [w for w in ("bmm", "softmax") if any(w in c for c in codes)]]))
+"""
+
+
+@pytest.mark.parametrize("mode", ["gpu", "host"])
+def test_the_compiled_transformer_block_calls_the_fused_attention_op(mode: str) -> None:
+    # The corpus's block: its causal scaled_dot_product_attention is one
+    # extern kernel in acc's generated code, not a decomposition into bmm and
+    # softmax.
+    done = run_python(COMPILED_BLOCK, env={"TORCH_ACC_MODE": mode, "TRITON_INTERPRET": "1"})
+    calls, decomposed = last_json(done)
+    assert calls == ["torch.ops.aten._scaled_dot_product_fused_attention_overrideable.default"]
+    assert decomposed == []
