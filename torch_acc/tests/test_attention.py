@@ -74,7 +74,8 @@ def test_calls_the_peer_has_no_fused_kernel_for_take_the_math_path() -> None:
     ops = ops_run(lambda: F.scaled_dot_product_attention(q, k, v, dropout_p=0.5))
     assert FUSED not in ops
     assert "aten::_scaled_dot_product_attention_math" in ops
-    grouped = ops_run(lambda: F.scaled_dot_product_attention(q, k[:, :2], v[:, :2], enable_gqa=True))
+    kv = k[:, :2], v[:, :2]
+    grouped = ops_run(lambda: F.scaled_dot_product_attention(q, *kv, enable_gqa=True))
     assert FUSED not in grouped
     # sdpa_kernel selects the math path; OVERRIDEABLE alone selects the fused op.
     with sdpa_kernel(SDPBackend.MATH):
