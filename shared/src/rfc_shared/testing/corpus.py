@@ -111,9 +111,12 @@ class TrainingStep(nn.Module):
     def forward(self, x: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, ...]:
         self.optimizer.zero_grad(set_to_none=True)
         loss = F.mse_loss(self.model(x), target)
+        # Detached before the graph break at backward(): the code after it
+        # gets a leaf, not a tensor whose .grad Dynamo would have to read.
+        value = loss.detach()
         loss.backward()
         self.optimizer.step()
-        return (loss.detach(), *(p.detach() for p in self.model.parameters()))
+        return (value, *(p.detach() for p in self.model.parameters()))
 
 
 def reductions(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
