@@ -7,8 +7,14 @@ device i under another name), checked equal, and timed with
 alternating rounds. Then one buffer allocation through each wrapper's fast
 allocator. Then a launch-bound case (many small kernels) under
 ``mode="reduce-overhead"``: cuda and acc recorded as CUDA graphs, and both
-without graphs, each configuration in a process of its own. Prints tables last;
-ratios are cuda time / acc time (>= 1: acc at least as fast).
+without graphs, each configuration in a process of its own. Then real
+workloads, each device in a process of its own: the corpus's transformer block
+(forward, bf16), its AdamW training step (fp32 and bf16), and a GEMM under
+``mode="max-autotune-no-cudagraphs"``. Prints tables last; ratios are cuda
+time / acc time (>= 1: acc at least as fast).
+
+``--dry-run`` runs each workload once on the CPU at small sizes, untimed: a
+check that the script works, for machines without a GPU.
 """
 
 from __future__ import annotations
@@ -70,6 +76,17 @@ LAUNCH_BOUND_CONFIGS = [
     ("cuda", "default"),
     ("acc", "default"),
 ]
+
+
+#: Real workloads: name -> (kind, dtype). Sizes: B x T x C = 8 x 1024 x 1024
+#: (16 heads) for the block, 2048 x 2048 for the GEMM.
+WORKLOADS: dict[str, tuple[str, torch.dtype]] = {
+    "block forward bf16 8x1024x1024": ("block", torch.bfloat16),
+    "training step fp32 8x1024x1024": ("train", torch.float32),
+    "training step bf16 8x1024x1024": ("train", torch.bfloat16),
+    "max-autotune GEMM 2048x2048 bf16": ("gemm", torch.bfloat16),
+}
+WORKLOAD_DEVICES = ("cuda", "acc")
 
 
 def _inputs(shapes: list[tuple[int, ...]], device: str, seed: int) -> list[torch.Tensor]:
@@ -200,6 +217,94 @@ def bench_launch_bound() -> dict[str, Any]:
     return results
 
 
+def _workload(
+    kind: str, dtype: torch.dtype, device: str, small: bool
+) -> tuple[Callable[..., Any], list[torch.Tensor], dict[str, Any]]:
+    """The compiled workload ``kind`` on ``device``, its inputs and compile
+    options. The model and inputs are made on the CPU from fixed seeds, so
+    each device's process gets the same ones."""
+    from rfc_shared.testing.corpus import TrainingStep, TransformerBlock
+
+    b, t, c, heads, n = (2, 16, 64, 4, 64) if small else (8, 1024, 1024, 16, 2048)
+    torch.manual_seed(0)
+    if kind == "gemm":
+        inputs = [torch.randn(n, n, dtype=dtype) for _ in range(2)]
+        return torch.mm, [x.to(device) for x in inputs], {"mode": "max-autotune-no-cudagraphs"}
+    block = TransformerBlock(dim=c, heads=heads, dropout=0.0)
+    x = torch.randn(b, t, c)
+    if kind == "block":
+        model: torch.nn.Module = block.eval()
+        inputs = [x]
+    else:
+        model = TrainingStep(block, lambda params: torch.optim.AdamW(params, lr=1e-4))
+        inputs = [x, torch.randn(b, t, c)]
+    model = model.to(device=device, dtype=dtype)
+    return model, [i.to(device=device, dtype=dtype) for i in inputs], {}
+
+
+def workload_child(name: str, device: str, dry_run: bool = False) -> dict[str, Any]:
+    """One workload on one device, in this process alone: times the compiled
+    workload, and reports its output's norm (checked against the other
+    device's) and whether max-autotune picked a Triton template."""
+    from torch._inductor.utils import run_and_get_code
+
+    kind, dtype = WORKLOADS[name]
+    if device == "acc":
+        from torch_acc.registration import register_inductor_backend
+
+        register_inductor_backend()  # whichever slices discover it
+    fn, inputs, options = _workload(kind, dtype, device, small=dry_run)
+    compiled = torch.compile(fn, **options)
+    grad = torch.no_grad() if kind != "train" else torch.enable_grad()
+
+    def step() -> Any:
+        with grad:
+            return compiled(*inputs)
+
+    out, codes = run_and_get_code(step)
+    first = out[0] if isinstance(out, tuple) else out  # a training step's loss
+    result: dict[str, Any] = {
+        "norm": first.float().norm().item(),
+        "triton_template": any("triton_tem_" in code for code in codes),
+    }
+    if dry_run:
+        return result
+    from triton.testing import do_bench
+
+    times = [do_bench(step, warmup=50, rep=300, return_mode="median") for _ in range(ROUNDS)]
+    return {**result, "ms": statistics.median(times), "rounds": times}
+
+
+def bench_workloads(dry_run: bool = False) -> dict[str, Any]:
+    """Each workload on each device in its own process (one accelerator's
+    compile caches, allocator and autotuning state per measurement)."""
+    results: dict[str, Any] = {}
+    for name in WORKLOADS:
+        runs: dict[str, Any] = {}
+        for device in ("cpu",) if dry_run else WORKLOAD_DEVICES:
+            print(f"[bench] {name} {device} ...", file=sys.stderr, flush=True)
+            child = ["--workload-child", name, device] + (["--dry-run"] if dry_run else [])
+            done = subprocess.run(
+                [sys.executable, __file__, *child],
+                capture_output=True,
+                text=True,
+                timeout=1800,
+                env={**os.environ, "TORCH_ACC_MODE": "host" if dry_run else "cuda"},
+            )
+            if done.returncode:
+                raise RuntimeError(f"{name} on {device} failed:\n{done.stderr}")
+            runs[device] = json.loads(done.stdout.strip().splitlines()[-1])
+        if not dry_run:
+            cuda, acc = runs["cuda"], runs["acc"]
+            if abs(acc["norm"] - cuda["norm"]) > 2e-2 * abs(cuda["norm"]):
+                raise RuntimeError(
+                    f"{name}: acc's output norm {acc['norm']} != cuda's {cuda['norm']}"
+                )
+            runs["ratio"] = cuda["ms"] / acc["ms"]
+        results[name] = runs
+    return results
+
+
 def _driver_version() -> str:
     try:
         done = subprocess.run(
@@ -230,7 +335,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python torch_acc/benchmarks/gpu.py", description=__doc__)
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="run each workload once on the CPU at small sizes, untimed (no GPU needed)",
+    )
+    parser.add_argument(
         "--launch-bound-child", nargs=2, metavar=("DEVICE", "MODE"), help=argparse.SUPPRESS
+    )
+    parser.add_argument(
+        "--workload-child", nargs=2, metavar=("NAME", "DEVICE"), help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
 
@@ -238,6 +351,13 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.launch_bound_child:
         print(json.dumps(launch_bound_child(*args.launch_bound_child)))
+        return 0
+    if args.workload_child:
+        print(json.dumps(workload_child(*args.workload_child, dry_run=args.dry_run)))
+        return 0
+    if args.dry_run:
+        for name, runs in bench_workloads(dry_run=True).items():
+            print(f"{name}: ran on the cpu, output norm {runs['cpu']['norm']:.4g}")
         return 0
 
     if torch_acc.mode != "cuda":
@@ -251,6 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     print("[bench] allocation ...", file=sys.stderr, flush=True)
     results["allocation"] = bench_allocation()
     results["launch_bound"] = bench_launch_bound()
+    results["workloads"] = bench_workloads()
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
@@ -286,6 +407,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     skips = {k: lb[k]["cudagraph_skips"] for k in ("cuda reduce-overhead", "acc reduce-overhead")}
     print(f"cudagraph skips (0: the graphs were recorded): {skips}")
+    print()
+    print(
+        "| workload, each device in its own process | cuda compiled ms | acc compiled ms "
+        "| cuda/acc | goal >= 0.95 | Triton template picked (cuda, acc) |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, w in results["workloads"].items():
+        met = "met" if w["ratio"] >= 0.95 else "MISSED"
+        templates = f"{w['cuda']['triton_template']}, {w['acc']['triton_template']}"
+        print(
+            f"| {name} | {w['cuda']['ms']:.3f} | {w['acc']['ms']:.3f} | {w['ratio']:.3f} "
+            f"| {met} | {templates} |"
+        )
     for config in ("cuda reduce-overhead", "acc reduce-overhead"):
         print(f"\nhost time per call, {config} (own time, top functions):\n```")
         print(lb[config]["profile"])

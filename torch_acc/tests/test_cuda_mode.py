@@ -73,6 +73,43 @@ def test_the_corpus_compiles_on_acc_and_matches_cuda(case) -> None:
     assert_same(case, got, want)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_sdpa_runs_cudas_fused_kernels_through_the_overrideable_op(dtype) -> None:
+    # bf16: CUDA's flash attention; fp32: its memory-efficient attention.
+    from torch._inductor.utils import run_and_get_code
+
+    def f(q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    torch.manual_seed(0)
+    cuda = [torch.randn(2, 4, 128, 64, device="cuda", dtype=dtype, requires_grad=True)]
+    cuda += [torch.randn_like(cuda[0], requires_grad=True) for _ in range(2)]
+    acc = [t.detach().to("acc").requires_grad_() for t in cuda]
+    tol = {"atol": 2e-2, "rtol": 2e-2} if dtype == torch.bfloat16 else {}
+    want, got = f(*cuda), f(*acc)
+    assert type(got.grad_fn).__name__ == "ScaledDotProductFusedAttentionOverrideableBackward0"
+    torch.testing.assert_close(got.cpu(), want.cpu(), **tol)
+    want.sum().backward()
+    got.sum().backward()
+    for a, c in zip(acc, cuda, strict=True):
+        torch.testing.assert_close(a.grad.cpu(), c.grad.cpu(), **tol)
+    out, (code,) = run_and_get_code(torch.compile(f), *(t.detach() for t in acc))
+    assert code.count("_scaled_dot_product_fused_attention_overrideable.default(") == 1
+    torch.testing.assert_close(out.cpu(), want.detach().cpu(), **tol)
+
+
+def test_max_autotune_tunes_cudas_triton_gemm_templates_on_acc() -> None:
+    from torch._inductor.heuristics.registry import get_heuristic_device_alias
+    from torch._inductor.utils import run_and_get_code
+
+    a, b = (torch.randn(512, 512, device="acc", dtype=torch.bfloat16) for _ in range(2))
+    compiled = torch.compile(lambda a, b: (a @ b).relu(), mode="max-autotune-no-cudagraphs")
+    out, (code,) = run_and_get_code(compiled, a, b)
+    assert get_heuristic_device_alias("acc") == "cuda"
+    assert "triton_tem_" in code or "extern_kernels.mm" in code  # whichever won
+    torch.testing.assert_close(out.cpu(), (a.cpu() @ b.cpu()).relu(), atol=0.5, rtol=2e-2)
+
+
 def test_generated_code_is_nvidia_triton_with_acc_runtime_calls() -> None:
     from torch._inductor.utils import run_and_get_code
 

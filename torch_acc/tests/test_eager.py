@@ -12,6 +12,13 @@ from rfc_shared.testing.helpers import last_json, run_python
 torch_acc = pytest.importorskip("torch_acc")
 
 
+# Eager mse_loss on acc warns that an output of shape [] was resized to the
+# inputs' shape (the CPU's own call does not); its result is correct. Not
+# understood yet.
+MSE_LOSS_RESIZE = "ignore:An output with one or more elements was resized:UserWarning"
+
+
+@pytest.mark.filterwarnings(MSE_LOSS_RESIZE)
 @pytest.mark.parametrize("case", CORPUS, ids=lambda c: c.name)
 def test_corpus_eager_on_acc_matches_cpu(case) -> None:
     assert_same(case, run(case, "acc"), run(case, "cpu"))

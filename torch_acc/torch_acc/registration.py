@@ -8,6 +8,8 @@ Dynamo or Inductor, so none of them runs at ``import torch_acc``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 from . import acc
 from ._mode import is_cuda_mode, is_gpu_mode
@@ -91,3 +93,39 @@ def register_inductor_backend() -> None:
         device_custom_config=config,
     )
     register_device_op_overrides("acc", overrides)
+    register_autotuning()
+
+
+def heuristics_device_type() -> str:
+    """The device type whose template and codegen heuristics acc uses: cuda's
+    over CUDA memory, where acc's Triton kernels run on the GPU; otherwise the
+    CPU's, which Triton templates get where they run on the host (acc's run in
+    Triton's interpreter; in host mode acc generates C++ and has no Triton
+    templates)."""
+    return "cuda" if is_cuda_mode() else "cpu"
+
+
+def _benchmark(benchmarker: Any, fn: Callable[[], Any], **kwargs: Any) -> Any:
+    """acc's benchmarker for autotuning: over CUDA memory the GPU path with
+    acc's own events and synchronization; otherwise acc's work is done when an
+    operator returns, as the CPU's is, and the CPU path times it."""
+    if is_cuda_mode():
+        kwargs.setdefault("device_type", "acc")
+        return benchmarker.benchmark_gpu(fn, **kwargs)
+    return benchmarker.benchmark_cpu(fn, **kwargs)
+
+
+def register_autotuning() -> None:
+    """Registers what autotuning needs for acc: a benchmarker that times acc's
+    choices on acc, and, where the torch in use can alias them (slice rfc3),
+    another device type's heuristics, max-autotune's Triton GEMM configs
+    among them. Without the alias acc's Triton GEMM templates get no configs
+    and max-autotune tunes ATen alone."""
+    from torch._inductor.heuristics import registry
+    from torch._inductor.runtime import benchmarking
+
+    if hasattr(benchmarking, "register_benchmarker"):
+        benchmarking.register_benchmarker("acc", _benchmark, override=True)
+    alias = getattr(registry, "register_heuristic_device_alias", None)
+    if alias is not None and registry.get_heuristic_device_alias("acc") is None:
+        alias("acc", heuristics_device_type())

@@ -58,6 +58,16 @@ class InterpretedTritonKernelOverrides(TritonKernelOverrides):
     def isinf(x: object) -> str:
         return f"(tl_math.abs({x}) == float('inf'))"
 
+    @staticmethod
+    @maybe_upcast_float32()
+    def pow(a: object, b: object) -> str:
+        # Inductor expands constant integer powers; libdevice.pow is left for
+        # others, such as Adam's bias corrections beta ** step. exp2(b * log2|a|),
+        # negated for a negative base and an odd exponent (0 ** 0 is nan here,
+        # a negative base with a fractional exponent is not).
+        sign = f"tl.where(({a}) < 0, 1.0 - 2.0 * (({b}) % 2), 1.0)"
+        return f"({sign} * tl_math.exp2(tl_math.log2(tl_math.abs({a})) * ({b})))"
+
 
 class InterpretedTritonKernel(TritonKernel):
     overrides = InterpretedTritonKernelOverrides  # type: ignore[assignment]

@@ -2,7 +2,8 @@
 kernels run in Triton's interpreter when there is no GPU.
 
 Each case builds a fresh, seeded model and inputs on the CPU; :func:`run`
-places them on a device and runs them eagerly or compiled.
+places them on a device and runs them eagerly or compiled. A case with a
+mode compiles in that mode.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -27,6 +29,7 @@ class Case:
             once per set, in order (several sets exercise dynamic shapes).
         dynamic: Compile with ``dynamic=True``.
         device_index: The device index the case runs on.
+        mode: The ``torch.compile`` mode the case compiles in with Inductor.
     """
 
     name: str
@@ -35,6 +38,7 @@ class Case:
     dynamic: bool = False
     device_index: int = 0
     tolerance: float = field(default=1e-4, compare=False)
+    mode: str | None = None
 
 
 def _seeded(fn: Callable[[], Any]) -> Callable[[], Any]:
@@ -56,6 +60,63 @@ class AttentionBlock(nn.Module):
         q, k, v = self.qkv(x).chunk(3, dim=-1)
         weights = torch.softmax(q @ k.transpose(-2, -1) * self.scale, dim=-1)
         return self.norm(x + weights @ v)
+
+
+class TransformerBlock(nn.Module):
+    """A pre-norm transformer block: causal multi-head self-attention through
+    ``F.scaled_dot_product_attention``, then a GELU MLP, each with dropout
+    on its residual branch."""
+
+    def __init__(self, dim: int = 32, heads: int = 4, dropout: float = 0.1) -> None:
+        super().__init__()
+        self.heads = heads
+        self.norm1 = nn.LayerNorm(dim)
+        # No bias: the keys' bias has no effect on attention, so its gradient is
+        # rounding noise, which Adam's normalized step would amplify.
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.proj = nn.Linear(dim, dim)
+        self.norm2 = nn.LayerNorm(dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        qkv = self.qkv(self.norm1(x)).view(b, t, 3, self.heads, c // self.heads)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)  # each (b, heads, t, c // heads)
+        p = self.dropout.p if self.training else 0.0
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
+        x = x + self.dropout(self.proj(y.transpose(1, 2).reshape(b, t, c)))
+        return x + self.dropout(self.mlp(self.norm2(x)))
+
+
+class TrainingStep(nn.Module):
+    """Calling it runs one training step of ``model``: MSE loss, backward,
+    optimizer step; it returns the loss and the updated parameters. Compiled,
+    the whole step is (Dynamo breaks the graph at the backward call)."""
+
+    def __init__(self, model: nn.Module, optimizer: Callable[[Any], torch.optim.Optimizer]) -> None:
+        super().__init__()
+        self.model = model
+        self.make_optimizer = optimizer
+        self.optimizer = optimizer(model.parameters())
+
+    def to(self, *args: Any, **kwargs: Any) -> TrainingStep:
+        moved = super().to(*args, **kwargs)
+        # Module.to() replaces the parameters it cannot move in place (to
+        # another device type): the optimizer is made again, for the moved
+        # ones. Its state is created at the first step.
+        self.optimizer = self.make_optimizer(self.model.parameters())
+        return moved
+
+    def forward(self, x: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        self.optimizer.zero_grad(set_to_none=True)
+        loss = F.mse_loss(self.model(x), target)
+        # Detached before the graph break at backward(): the code after it
+        # gets a leaf, not a tensor whose .grad Dynamo would have to read.
+        value = loss.detach()
+        loss.backward()
+        self.optimizer.step()
+        return (value, *(p.detach() for p in self.model.parameters()))
 
 
 def reductions(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -108,6 +169,28 @@ CORPUS: tuple[Case, ...] = (
         dynamic=True,
     ),
     Case(
+        "transformer_block",
+        _seeded(lambda: TransformerBlock().eval()),  # eval: dropout off, results comparable
+        _seeded(lambda: [(torch.randn(2, 8, 32),)]),
+    ),
+    Case(
+        "transformer_train_step",
+        # Dropout 0: the step's results are comparable across devices.
+        _seeded(
+            lambda: TrainingStep(
+                TransformerBlock(dropout=0.0), lambda params: torch.optim.AdamW(params, lr=1e-2)
+            )
+        ),
+        _seeded(lambda: [(torch.randn(2, 8, 32), torch.randn(2, 8, 32)) for _ in range(2)]),
+        tolerance=1e-3,
+    ),
+    Case(
+        "max_autotune_gemm",
+        _seeded(lambda: nn.Sequential(nn.Linear(64, 64), nn.ReLU())),
+        _seeded(lambda: [(torch.randn(32, 64),)]),
+        mode="max-autotune-no-cudagraphs",
+    ),
+    Case(
         "second_device",
         lambda: pointwise,
         _seeded(lambda: [(torch.randn(8), torch.randn(8))]),
@@ -130,6 +213,22 @@ def device_for(case: Case, device_type: str) -> torch.device:
     return torch.device(device_type, case.device_index)
 
 
+def compile_kwargs(case: Case, compile_options: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of :func:`torch.compile` for ``case``: its mode,
+    merged into explicit Inductor options where there are some."""
+    kwargs = dict(compile_options)
+    if case.mode is None or kwargs.get("backend", "inductor") != "inductor":
+        return kwargs
+    if kwargs.get("options"):
+        import torch._inductor
+
+        kwargs["options"] = {**torch._inductor.list_mode_options(case.mode), **kwargs["options"]}
+    else:
+        kwargs.pop("options", None)
+        kwargs["mode"] = case.mode
+    return kwargs
+
+
 def run(
     case: Case, device_type: str, compile_options: dict[str, Any] | None = None
 ) -> list[list[torch.Tensor]]:
@@ -141,7 +240,9 @@ def run(
     if isinstance(model, nn.Module):
         model = model.to(device)
     if compile_options is not None:
-        model = torch.compile(model, dynamic=case.dynamic or None, **compile_options)
+        model = torch.compile(
+            model, dynamic=case.dynamic or None, **compile_kwargs(case, compile_options)
+        )
     results = []
     for inputs in case.inputs():
         out = model(*(t.to(device) for t in inputs))
@@ -149,7 +250,8 @@ def run(
         for t in flat:
             if t.device != device:
                 raise AssertionError(f"{case.name}: output on {t.device}, expected {device}")
-        results.append([t.detach().cpu() for t in flat])
+        # Copies: a CPU output may alias state that later input sets change.
+        results.append([t.detach().to("cpu", copy=True) for t in flat])
     return results
 
 
