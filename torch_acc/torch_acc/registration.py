@@ -121,11 +121,16 @@ def register_autotuning() -> None:
     another device type's heuristics, max-autotune's Triton GEMM configs
     among them. Without the alias acc's Triton GEMM templates get no configs
     and max-autotune tunes ATen alone."""
-    from torch._inductor.heuristics import registry
+    import importlib
+
     from torch._inductor.runtime import benchmarking
 
     if hasattr(benchmarking, "register_benchmarker"):
         benchmarking.register_benchmarker("acc", _benchmark, override=True)
+    try:  # torch 2.15's heuristics registry; before, another module without the alias
+        registry = importlib.import_module("torch._inductor.heuristics.registry")
+    except ModuleNotFoundError:
+        return
     alias = getattr(registry, "register_heuristic_device_alias", None)
     if alias is not None and registry.get_heuristic_device_alias("acc") is None:
         alias("acc", heuristics_device_type())
