@@ -118,7 +118,16 @@ int64_t fused_sdp_choice(
   // mask its gradient: those calls take the math path.
   const bool mask_needs_grad = attn_mask.has_value() && attn_mask->defined() &&
       attn_mask->requires_grad();
-  if (at::globalContext().userEnabledOverrideableSDP() && !mask_needs_grad) {
+#ifdef TORCH_ACC_CUDA
+  // Over CUDA memory the fused route stays off until it holds on a GPU: on
+  // the H200 (torch 2.11) its bf16 forward (CUDA's flash kernel) did not match
+  // cuda's, and a compiled training step of a block with attention failed in
+  // the autograd engine. The math path, as before, is correct there.
+  constexpr bool fused_route = false;
+#else
+  constexpr bool fused_route = true;
+#endif
+  if (fused_route && at::globalContext().userEnabledOverrideableSDP() && !mask_needs_grad) {
     const auto peer = peer_choice(
         query, key, value, attn_mask, dropout_p, is_causal, scale, /*enable_gqa=*/false);
     if (peer != at::SDPBackend::math && peer != at::SDPBackend::error) {

@@ -78,6 +78,11 @@ def test_the_corpus_compiles_on_acc_and_matches_cuda(case) -> None:
     assert_same(case, got, want)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="over CUDA memory acc's fused attention route is off (torch_acc/csrc/attention.cpp): "
+    "on the H200 its bf16 forward did not match cuda's",
+)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 def test_sdpa_runs_cudas_fused_kernels_through_the_overrideable_op(dtype) -> None:
     # bf16: CUDA's flash attention; fp32: its memory-efficient attention.
