@@ -347,11 +347,10 @@ def acc(session: nox.Session) -> None:
 def _stacked(session: nox.Session, base: Base) -> None:
     py = _prepare(session, base)
     _check_overlay(session, py, "all")
-    # Not the engine's tests (session engine); acc's on the primary base only.
-    # The reliability suite whole on the primary base; on a backport, what can
-    # differ between bases: built-in devices compile as on stock.
-    backends = [ACC] if base == PRIMARY else []
-    dirs = _test_dirs([*backends, *SLICES.values()]) + _upstream_tests(session, py, "all")
+    # The engine's and acc's tests run in their own sessions (acc's stacked
+    # already). The reliability suite whole on the primary base; on a backport,
+    # what can differ between bases: built-in devices compile as on stock.
+    dirs = _test_dirs(list(SLICES.values())) + _upstream_tests(session, py, "all")
     reliability = RELIABILITY if base == PRIMARY else RELIABILITY / "test_invariance.py"
     _pytest(session, py, *dirs, str(reliability), slices="all")
 
@@ -405,7 +404,7 @@ def _sealed(session: nox.Session, base: Base) -> None:
 
 @nox.session
 def stacked(session: nox.Session) -> None:
-    """All slices applied together: acc's and every slice's tests, then the reliability suite."""
+    """All slices applied together: every slice's tests, then the reliability suite."""
     _stacked(session, PRIMARY)
 
 
