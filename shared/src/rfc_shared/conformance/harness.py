@@ -208,8 +208,9 @@ def variant(**overrides: Any) -> type:
     made = type("ProbeVariant", (base_interface(),), {"__module__": __name__, **namespace})
     # Asked only of a backend without device properties: an override of
     # is_gpu() may not be callable before the class is bound to its name.
+    # Stock torch before 2.15 has no is_gpu(): no GPU-class variant there.
     stand_ins = device_property_stand_ins(made)
-    if stand_ins and made.is_gpu():
+    if stand_ins and getattr(made, "is_gpu", lambda: False)():
         for key, value in stand_ins.items():
             setattr(made, key, staticmethod(value))
     return made
