@@ -300,9 +300,9 @@ def test_the_corpus_compiles_on_acc_in_host_mode_with_the_cpp_wrapper() -> None:
 # (forward and backward) and a digest of the results' bytes, with acc installed
 # (not imported) and autoload on.
 CORPUS_ON_CPU = """
-import hashlib, json, torch
+import json, torch
 from torch._inductor.utils import run_and_get_code
-from rfc_shared.testing.corpus import CORPUS
+from rfc_shared.testing.corpus import CORPUS, digests as corpus_digests
 
 torch.manual_seed(0)
 report = {}
@@ -328,8 +328,7 @@ for case in CORPUS:
                 sum(grads).backward()
             return outs
         outs, code = run_and_get_code(step)
-        digests += [hashlib.sha256(t.detach().contiguous().numpy().tobytes()).hexdigest()
-                    for t in outs]
+        digests += corpus_digests(outs)
         codes += code
     report[case.name] = {"fx": graphs, "inductor": codes, "results": digests}
 print(json.dumps(report))

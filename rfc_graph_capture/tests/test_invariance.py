@@ -173,10 +173,10 @@ def test_eligibility_decisions_for_builtin_devices_are_stock(tmp_path: Path) -> 
 
 # mode="reduce-overhead" on cpu: Inductor's code, what it counted and the results.
 REDUCE_OVERHEAD_ON_CPU = """
-import hashlib, json, torch
+import json, torch
 from torch._dynamo.utils import counters
 from torch._inductor.utils import run_and_get_code
-from rfc_shared.testing.corpus import CORPUS
+from rfc_shared.testing.corpus import CORPUS, digests as corpus_digests
 
 report = {}
 for case in CORPUS:
@@ -188,9 +188,7 @@ for case in CORPUS:
     codes, digests = [], []
     for args in case.inputs():
         out, code = run_and_get_code(compiled, *args)
-        outs = out if isinstance(out, (tuple, list)) else [out]
-        digests += [hashlib.sha256(t.detach().contiguous().numpy().tobytes()).hexdigest()
-                    for t in outs]
+        digests += corpus_digests(out)
         codes += code
     report[case.name] = {"inductor": codes, "results": digests,
                          "counters": dict(counters["inductor"])}

@@ -12,9 +12,9 @@ from rfc_shared.testing.helpers import last_json, run_python
 # For the model corpus on cpu: Dynamo's FX graphs, Inductor's generated code,
 # and a digest of the results' bytes.
 CORPUS_ON_CPU = """
-import hashlib, json, torch
+import json, torch
 from torch._inductor.utils import run_and_get_code
-from rfc_shared.testing.corpus import CORPUS
+from rfc_shared.testing.corpus import CORPUS, digests as corpus_digests
 
 torch.manual_seed(0)
 report = {}
@@ -32,9 +32,7 @@ for case in CORPUS:
     digests, codes = [], []
     for args in case.inputs():
         out, code = run_and_get_code(compiled, *args)
-        outs = out if isinstance(out, (tuple, list)) else [out]
-        digests += [hashlib.sha256(t.detach().contiguous().numpy().tobytes()).hexdigest()
-                    for t in outs]
+        digests += corpus_digests(out)
         codes += code
     report[case.name] = {"fx": graphs, "inductor": codes, "results": digests}
 print(json.dumps(report))
@@ -176,7 +174,7 @@ def snapshot():
 
 NEW_MODULES = ("torch.utils._backend_features",)
 before = snapshot()
-from rfc_shared.testing.corpus import CORPUS
+from rfc_shared.testing.corpus import CORPUS, digests as corpus_digests
 for case in CORPUS:
     if case.name == "second_device":
         continue
@@ -201,13 +199,10 @@ def test_registries_are_stock_before_and_after_a_cpu_compile(tmp_path: Path) -> 
 # Compiled optimizers and backward graphs on cpu: Dynamo's graphs, Inductor's
 # generated code and the results.
 OPTIMIZERS_AND_BACKWARD = """
-import hashlib, json, torch
+import json, torch
 from torch._inductor.utils import run_and_get_code
 from torch.optim.adam import adam
-
-def digest(tensors):
-    return [hashlib.sha256(t.detach().contiguous().numpy().tobytes()).hexdigest()
-            for t in tensors]
+from rfc_shared.testing.corpus import digests as digest
 
 def capture(fn, *args, fullgraph=True):
     graphs = []

@@ -8,6 +8,7 @@ mode compiles in that mode.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -205,6 +206,14 @@ def _flatten(out: Any) -> list[torch.Tensor]:
     if isinstance(out, torch.Tensor):
         return [out]
     return [t for item in out for t in _flatten(item)]
+
+
+def digests(out: Any) -> list[str]:
+    """SHA-256 of each output tensor's bytes (CPU tensors): what the invariance
+    checks compare between stock and patched torch, bit for bit."""
+    return [
+        hashlib.sha256(t.detach().contiguous().numpy().tobytes()).hexdigest() for t in _flatten(out)
+    ]
 
 
 def device_for(case: Case, device_type: str) -> torch.device:
