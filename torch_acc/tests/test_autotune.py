@@ -15,16 +15,10 @@ from rfc_shared.testing.helpers import last_json, run_python
 torch_acc = pytest.importorskip("torch_acc")
 
 
-def heuristic_alias_api() -> bool:
-    from torch._inductor.heuristics import registry
-
-    return hasattr(registry, "register_heuristic_device_alias")
-
-
-# The heuristic alias is rfc3's (2.15.0 series, beyond the RFC); the
-# backports do not carry it yet.
+# The heuristic alias is rfc3's (beyond the RFC).
 needs_heuristic_alias = pytest.mark.skipif(
-    not heuristic_alias_api(), reason="needs rfc3's register_heuristic_device_alias()"
+    not hasattr(torch_acc.registration.heuristics_registry(), "register_heuristic_device_alias"),
+    reason="needs rfc3's register_heuristic_device_alias()",
 )
 
 
@@ -45,21 +39,19 @@ def test_autotuning_benchmarks_acc_choices_on_acc() -> None:
 
 @needs_heuristic_alias
 def test_acc_gemm_templates_use_the_heuristics_of_its_kernels_device() -> None:
-    from torch._inductor.heuristics.registry import (
-        get_heuristic_device_alias,
-        get_registered_heuristic_class,
-    )
     from torch._inductor.kernel.mm import mm_template
+
+    registry = torch_acc.registration.heuristics_registry()
 
     init_inductor_backend()
     # Without a GPU, acc's Triton kernels run on the host (Triton's
     # interpreter): it tunes them as Triton templates on the CPU are tuned.
-    assert get_heuristic_device_alias("acc") == torch_acc.registration.heuristics_device_type()
-    assert get_heuristic_device_alias("acc") == "cpu"
+    alias = registry.get_heuristic_device_alias("acc")
+    assert alias == torch_acc.registration.heuristics_device_type() == "cpu"
     for op_name in ("mm", "addmm"):
-        assert get_registered_heuristic_class(
+        assert registry.get_registered_heuristic_class(
             mm_template.uid, "acc", op_name
-        ) is get_registered_heuristic_class(mm_template.uid, "cpu", op_name)
+        ) is registry.get_registered_heuristic_class(mm_template.uid, "cpu", op_name)
 
 
 MAX_AUTOTUNE_GEMM = """

@@ -8,7 +8,9 @@ Dynamo or Inductor, so none of them runs at ``import torch_acc``.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from . import acc
@@ -115,21 +117,31 @@ def _benchmark(benchmarker: Any, fn: Callable[[], Any], **kwargs: Any) -> Any:
     return benchmarker.benchmark_cpu(fn, **kwargs)
 
 
+def heuristics_registry() -> ModuleType | None:
+    """torch 2.15's heuristics registry; before 2.15, the template heuristics' one."""
+    for name in (
+        "torch._inductor.heuristics.registry",
+        "torch._inductor.template_heuristics.registry",
+    ):
+        try:
+            return importlib.import_module(name)
+        except ModuleNotFoundError:
+            continue
+    return None
+
+
 def register_autotuning() -> None:
     """Registers what autotuning needs for acc: a benchmarker that times acc's
     choices on acc, and, where the torch in use can alias them (slice rfc3),
     another device type's heuristics, max-autotune's Triton GEMM configs
     among them. Without the alias acc's Triton GEMM templates get no configs
     and max-autotune tunes ATen alone."""
-    import importlib
-
     from torch._inductor.runtime import benchmarking
 
     if hasattr(benchmarking, "register_benchmarker"):
         benchmarking.register_benchmarker("acc", _benchmark, override=True)
-    try:  # torch 2.15's heuristics registry; before, another module without the alias
-        registry = importlib.import_module("torch._inductor.heuristics.registry")
-    except ModuleNotFoundError:
+    registry = heuristics_registry()
+    if registry is None:
         return
     alias = getattr(registry, "register_heuristic_device_alias", None)
     if alias is not None and registry.get_heuristic_device_alias("acc") is None:
