@@ -156,5 +156,16 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&sealed_fallback>());
 }
 
+// Structured losses whose reducing form a backend without their kernels
+// computes through their out= kernel: that path passes the out= kernel the
+// meta function's 0-dim result, which the kernel resizes to the inputs'
+// shape and back, warning that a non-empty output was resized. The CPU's own
+// functional kernel runs without that detour.
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  for (const char* name : {"mse_loss", "smooth_l1_loss", "huber_loss"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&sealed_fallback>());
+  }
+}
+
 } // namespace
 } // namespace torch_sealed

@@ -46,11 +46,6 @@ def test_sealed_patches_nothing() -> None:
     assert list(scan_paths([Path(torch_sealed.__file__).parent])) == []
 
 
-# Eager mse_loss (the corpus's training step) on a PrivateUse1 device whose
-# boxed fallback runs the CPU's kernels warns that an output of shape [] was
-# resized (acc's does too; the CPU's own call does not); its result is
-# correct. Not understood yet.
-@pytest.mark.filterwarnings("ignore:An output with one or more elements was resized:UserWarning")
 @pytest.mark.parametrize("case", list(CASES))
 def test_the_corpus_compiles_or_is_not_run_in_eager(case: str) -> None:
     result = compile_case(case, "inductor", "sealed")

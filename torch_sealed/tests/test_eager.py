@@ -56,6 +56,15 @@ def test_operators_match_the_cpu() -> None:
     assert sa.sum().item() == pytest.approx(a.sum().item(), rel=1e-5)
 
 
+def test_reducing_losses_resize_no_output() -> None:
+    # Through its out= kernel mse_loss warned that an output of shape [] was
+    # resized to the inputs' shape (the suite turns warnings into errors).
+    x, target = torch.randn(2, 3), torch.randn(2, 3)
+    out = torch.nn.functional.mse_loss(x.to("sealed"), target.to("sealed"))
+    assert out.shape == () and _C._is_sealed(out)
+    torch.testing.assert_close(out.cpu(), torch.nn.functional.mse_loss(x, target))
+
+
 def test_in_place_views_and_out_arguments() -> None:
     x = torch.zeros(3, 4, device="sealed")
     x[:, 1:].add_(1)
