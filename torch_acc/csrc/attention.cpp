@@ -5,8 +5,8 @@
 // forward and backward over peer aliases of its memory:
 //
 // - over host memory, with the CPU's flash attention kernels;
-// - over CUDA memory, with CUDA's flash attention kernels where CUDA would
-//   pick flash attention, and its memory-efficient ones otherwise.
+// - over CUDA memory, with the kernels CUDA itself would pick: cuDNN's
+//   attention, flash attention, or memory-efficient attention.
 //
 // Where the peer has no fused kernel (dropout on the CPU, a mask that needs a
 // gradient, ...), the choice is the math path, which decomposes into
@@ -23,6 +23,8 @@
 #include <torch/library.h>
 
 #ifdef TORCH_ACC_CUDA
+#include <ATen/ops/_scaled_dot_product_cudnn_attention.h>
+#include <ATen/ops/_scaled_dot_product_cudnn_attention_backward.h>
 #include <ATen/ops/_scaled_dot_product_efficient_attention.h>
 #include <ATen/ops/_scaled_dot_product_efficient_attention_backward.h>
 #include <ATen/ops/_scaled_dot_product_flash_attention.h>
@@ -118,16 +120,7 @@ int64_t fused_sdp_choice(
   // mask its gradient: those calls take the math path.
   const bool mask_needs_grad = attn_mask.has_value() && attn_mask->defined() &&
       attn_mask->requires_grad();
-#ifdef TORCH_ACC_CUDA
-  // Over CUDA memory the fused route stays off until it holds on a GPU: on
-  // the H200 (torch 2.11) its bf16 forward (CUDA's flash kernel) did not match
-  // cuda's, and a compiled training step of a block with attention failed in
-  // the autograd engine. The math path, as before, is correct there.
-  constexpr bool fused_route = false;
-#else
-  constexpr bool fused_route = true;
-#endif
-  if (fused_route && at::globalContext().userEnabledOverrideableSDP() && !mask_needs_grad) {
+  if (at::globalContext().userEnabledOverrideableSDP() && !mask_needs_grad) {
     const auto peer = peer_choice(
         query, key, value, attn_mask, dropout_p, is_causal, scale, /*enable_gqa=*/false);
     if (peer != at::SDPBackend::math && peer != at::SDPBackend::error) {
@@ -203,10 +196,13 @@ using ForwardResult = std::tuple<
     at::Tensor, at::Tensor>;
 
 #ifdef TORCH_ACC_CUDA
-// CUDA's flash attention where CUDA itself would pick it, its memory-efficient
-// attention otherwise (both have dropout, only the latter a mask and fp32).
-// Forward and backward decide alike, from the same metadata.
-bool use_flash(
+// The peer's fused kernel CUDA itself would pick for these arguments: cuDNN's
+// attention, flash attention, or else memory-efficient attention (which has
+// dropout, a mask and fp32). Forward and backward decide alike, from the same
+// metadata.
+enum class PeerKernel { cudnn, flash, efficient };
+
+PeerKernel peer_kernel(
     const at::Tensor& query,
     const at::Tensor& key,
     const at::Tensor& value,
@@ -214,8 +210,22 @@ bool use_flash(
     double dropout_p,
     bool is_causal,
     std::optional<double> scale) {
-  return peer_choice(query, key, value, attn_bias, dropout_p, is_causal, scale, false) ==
-      at::SDPBackend::flash_attention;
+  switch (peer_choice(query, key, value, attn_bias, dropout_p, is_causal, scale, false)) {
+    case at::SDPBackend::cudnn_attention:
+      return PeerKernel::cudnn;
+    case at::SDPBackend::flash_attention:
+      return PeerKernel::flash;
+    default:
+      return PeerKernel::efficient;
+  }
+}
+
+// `t` (B, H, S, D) laid out as the peer's fused forward lays out its output:
+// (B, S, H, D) in memory. The memory-efficient backward reads the forward's
+// output with that layout's strides, whatever the tensor's own are.
+at::Tensor in_peer_output_layout(const at::Tensor& t) {
+  const auto bshd = t.transpose(1, 2);
+  return bshd.is_contiguous() ? t : bshd.contiguous().transpose(1, 2);
 }
 
 constexpr int64_t kEfficientLseAlignment = 32;
@@ -239,7 +249,16 @@ ForwardResult fused_attention_forward(
 
   at::Tensor output, logsumexp, seed, offset;
 #ifdef TORCH_ACC_CUDA
-  if (use_flash(query, key, value, attn_bias, dropout_p, is_causal, scale)) {
+  const auto kernel = peer_kernel(query, key, value, attn_bias, dropout_p, is_causal, scale);
+  if (kernel == PeerKernel::cudnn) {
+    auto result = at::_scaled_dot_product_cudnn_attention(
+        peer_alias(query), peer_alias(key), peer_alias(value), peer_or_none(attn_bias),
+        /*compute_log_sumexp=*/true, dropout_p, is_causal, /*return_debug_mask=*/false, scale);
+    output = std::get<0>(result);
+    logsumexp = std::get<1>(result).reshape({batch, heads, max_q});  // cuDNN's is (B, H, S, 1)
+    seed = std::get<6>(result);
+    offset = std::get<7>(result);
+  } else if (kernel == PeerKernel::flash) {
     auto result = at::_scaled_dot_product_flash_attention(
         peer_alias(query), peer_alias(key), peer_alias(value), dropout_p, is_causal,
         /*return_debug_mask=*/false, scale);
@@ -308,11 +327,19 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   }
   at::Tensor grad_q, grad_k, grad_v, grad_bias;
 #ifdef TORCH_ACC_CUDA
-  if (use_flash(query, key, value, bias, dropout_p, is_causal, scale)) {
+  const auto kernel = peer_kernel(query, key, value, bias, dropout_p, is_causal, scale);
+  if (kernel == PeerKernel::cudnn) {
+    std::tie(grad_q, grad_k, grad_v) = at::_scaled_dot_product_cudnn_attention_backward(
+        peer_alias(grad_out), peer_alias(query), peer_alias(key), peer_alias(value),
+        peer_alias(out), peer_alias(logsumexp).unsqueeze(-1), maybe_peer(philox_seed),
+        maybe_peer(philox_offset), bias.has_value() ? peer_alias(*bias) : at::Tensor(),
+        maybe_peer(cum_seq_q), maybe_peer(cum_seq_k), max_q, max_k, dropout_p, is_causal, scale);
+  } else if (kernel == PeerKernel::flash) {
     std::tie(grad_q, grad_k, grad_v) = at::_scaled_dot_product_flash_attention_backward(
         peer_alias(grad_out), peer_alias(query), peer_alias(key), peer_alias(value),
-        peer_alias(out), peer_alias(logsumexp), maybe_peer(cum_seq_q), maybe_peer(cum_seq_k), max_q,
-        max_k, dropout_p, is_causal, maybe_peer(philox_seed), maybe_peer(philox_offset), scale);
+        in_peer_output_layout(peer_alias(out)), peer_alias(logsumexp), maybe_peer(cum_seq_q),
+        maybe_peer(cum_seq_k), max_q, max_k, dropout_p, is_causal, maybe_peer(philox_seed),
+        maybe_peer(philox_offset), scale);
   } else {
     // The memory-efficient kernel reads a logsumexp padded to 32 queries.
     const int64_t padded =
@@ -323,7 +350,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
     lse.narrow(-1, 0, max_q).copy_(peer_alias(logsumexp));
     std::tie(grad_q, grad_k, grad_v, grad_bias) = at::_scaled_dot_product_efficient_attention_backward(
         peer_alias(grad_out), peer_alias(query), peer_alias(key), peer_alias(value),
-        bias.has_value() ? peer_alias(*bias) : at::Tensor(), peer_alias(out), lse,
+        bias.has_value() ? peer_alias(*bias) : at::Tensor(), in_peer_output_layout(peer_alias(out)),
+        lse,
         maybe_peer(philox_seed), maybe_peer(philox_offset), dropout_p, grad_input_mask,
         is_causal, scale);
   }
