@@ -246,6 +246,10 @@ def _pytest(session: nox.Session, py: str, *args: str, slices: str) -> None:
         str(ROOT / "pyproject.toml"),
         "--rootdir",
         str(ROOT),
+        # Most tests wait on a child interpreter (a fresh overlay, a compile):
+        # one worker per core keeps the cores busy.
+        "--numprocesses",
+        str(os.cpu_count() or 1),
         *args,
         *session.posargs,
         external=True,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 from rfc_shared.conformance.probes import load
@@ -101,3 +102,25 @@ def test_the_matrix_runs_each_column_in_its_own_interpreter(tmp_path: Path) -> N
     }
     table = markdown.read_text()
     assert "| `shared.indexed_lookup` |" in table and "| stock | shared |" in table
+
+
+def test_the_matrix_probes_columns_at_once_and_keeps_their_order(monkeypatch) -> None:
+    from rfc_shared.conformance import matrix
+
+    started: list[str] = []
+    first_may_finish = threading.Event()
+
+    def probe_column(column: str, probes: object) -> dict[str, dict[str, str]]:
+        started.append(column)
+        if column == "stock":  # finishes last, once the second column has started
+            assert first_may_finish.wait(timeout=30), "the columns ran one after another"
+        else:
+            first_may_finish.set()
+        return {"rfc1.is_gpu": {"status": "pass", "evidence": column}}
+
+    monkeypatch.setattr(matrix, "probe_column", probe_column)
+    lines: list[str] = []
+    table = matrix.build(["stock", "stacked"], ["rfc1.is_gpu"], lines.append, workers=2)
+    assert list(table["rfc1.is_gpu"]) == ["stock", "stacked"]
+    assert sorted(started) == ["stacked", "stock"]
+    assert lines[-1] == "column stock done (2/2)"

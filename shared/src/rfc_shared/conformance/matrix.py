@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from rfc_shared import selection
 
@@ -60,13 +61,25 @@ def build(
     wanted: Sequence[str] | None = None,
     probes: Sequence[str] | None = None,
     progress: Callable[[str], None] = lambda line: None,
+    workers: int | None = None,
 ) -> Matrix:
-    """One column per configuration in ``wanted`` (default: :func:`columns`)."""
+    """One column per configuration in ``wanted`` (default: :func:`columns`).
+
+    Columns are independent interpreters, so ``workers`` of them (default: one
+    per CPU) run at once; the table keeps ``wanted``'s order.
+    """
     wanted = columns() if wanted is None else list(wanted)
+    workers = workers or os.cpu_count() or 1
+    progress(f"probing {len(wanted)} columns, {workers} at a time ...")
+    results: dict[str, dict[str, dict[str, str]]] = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        pending = {pool.submit(probe_column, column, probes): column for column in wanted}
+        for done in as_completed(pending):
+            results[pending[done]] = done.result()
+            progress(f"column {pending[done]} done ({len(results)}/{len(wanted)})")
     matrix: Matrix = {p: {} for p in (probes or load())}
-    for number, column in enumerate(wanted, 1):
-        progress(f"probing column {column} ({number}/{len(wanted)}) ...")
-        for probe, outcome in probe_column(column, probes).items():
+    for column in wanted:
+        for probe, outcome in results[column].items():
             matrix[probe][column] = outcome
     return matrix
 
