@@ -9,7 +9,11 @@
 #   3. checks that the stacked overlay is served,
 #   4. runs the GPU tests (acc over CUDA memory, corpus end to end vs cuda),
 #   5. benchmarks compiled acc vs compiled cuda and prints the table last.
-# Usage: tools/gpu_run.sh [RESULTS_DIR]    (PYTHON, WHEELHOUSE override defaults)
+# Usage: tools/gpu_run.sh [RESULTS_DIR]    (PYTHON, WHEELHOUSE override defaults;
+#   STEPS="tests bench" by default: either alone where one call has too little time for both;
+#   BENCH_SECTIONS, BENCH_WORKLOADS: the benchmark's --sections (default all) and --workloads;
+#   merge the bench.json files of several runs with
+#     python torch_acc/benchmarks/gpu.py --render A.json B.json)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -39,18 +43,28 @@ step "overlay"
 $PY -m rfc_shared status --import-torch --expect-closure all | tee overlay.json
 export TORCH_ACC_MODE=cuda
 
-step "GPU tests"
-set +e
-$PY -m pytest -q -p no:cacheprovider -p rfc_shared.testing.plugin --privateuse1-backend torch_acc \
-  "$ROOT/torch_acc/tests/test_cuda_mode.py" \
-  "$ROOT/torch_acc/tests/test_gpu_machine.py" \
-  "$ROOT/torch_acc/tests/test_zero_monkeypatch.py" \
-  2>&1 | tee tests.log
-tests=${PIPESTATUS[0]}
-set -e
+STEPS=${STEPS:-tests bench}
+tests=0
+if [[ " $STEPS " == *" tests "* ]]; then
+  step "GPU tests"
+  set +e
+  $PY -m pytest -q -p no:cacheprovider -p rfc_shared.testing.plugin --privateuse1-backend torch_acc \
+    "$ROOT/torch_acc/tests/test_cuda_mode.py" \
+    "$ROOT/torch_acc/tests/test_gpu_machine.py" \
+    "$ROOT/torch_acc/tests/test_zero_monkeypatch.py" \
+    2>&1 | tee tests.log
+  tests=${PIPESTATUS[0]}
+  set -e
+fi
 
-step "benchmark"
-$PY "$ROOT/torch_acc/benchmarks/gpu.py" --json bench.json > bench.md
-step "tests: $( [ "$tests" = 0 ] && echo passed || echo FAILED ) ($(tail -1 tests.log))"
-cat bench.md
+if [[ " $STEPS " == *" bench "* ]]; then
+  step "benchmark"
+  $PY "$ROOT/torch_acc/benchmarks/gpu.py" --json bench.json \
+    --sections "${BENCH_SECTIONS:-kernels,allocation,launch-bound,workloads}" \
+    --workloads "${BENCH_WORKLOADS:-}" > bench.md
+fi
+if [[ " $STEPS " == *" tests "* ]]; then
+  step "tests: $( [ "$tests" = 0 ] && echo passed || echo FAILED ) ($(tail -1 tests.log))"
+fi
+[ -f bench.md ] && cat bench.md
 exit "$tests"

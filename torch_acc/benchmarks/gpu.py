@@ -152,9 +152,10 @@ def launch_bound_child(device: str, mode: str) -> dict[str, Any]:
     from torch._dynamo.utils import counters
     from triton.testing import do_bench
 
-    from torch_acc.registration import register_inductor_backend
+    if device == "acc":
+        from torch_acc.registration import register_inductor_backend
 
-    register_inductor_backend()  # whichever slices discover it
+        register_inductor_backend()  # whichever slices discover it
     compiled = torch.compile(launch_bound, mode=None if mode == "default" else mode)
     x, w = _inputs(LAUNCH_BOUND_SHAPES, device, seed=0)
 
@@ -287,11 +288,18 @@ def _profile(step: Callable[[], Any], calls: int = 5) -> str:
     return prof.key_averages().table(sort_by="self_device_time_total", row_limit=12)
 
 
-def bench_workloads(dry_run: bool = False) -> dict[str, Any]:
+def bench_workloads(
+    dry_run: bool = False,
+    save: Callable[[dict[str, Any]], None] = lambda rows: None,
+    only: str = "",
+) -> dict[str, Any]:
     """Each workload on each device in its own process (one accelerator's
-    compile caches, allocator and autotuning state per measurement)."""
+    compile caches, allocator and autotuning state per measurement); ``save``
+    gets the rows after each one; ``only``: the rows whose name has it."""
     results: dict[str, Any] = {}
     for name in WORKLOADS:
+        if only and only not in name:
+            continue
         runs: dict[str, Any] = {}
         for device in ("cpu",) if dry_run else WORKLOAD_DEVICES:
             print(f"[bench] {name} {device} ...", file=sys.stderr, flush=True)
@@ -317,6 +325,7 @@ def bench_workloads(dry_run: bool = False) -> dict[str, Any]:
             else:
                 runs["ratio"] = cuda["ms"] / acc["ms"]
         results[name] = runs
+        save(results)
     return results
 
 
@@ -346,9 +355,142 @@ def versions() -> dict[str, str]:
     }
 
 
+SECTIONS = ("kernels", "allocation", "launch-bound", "workloads")
+
+
+def measure(
+    sections: tuple[str, ...], save: Callable[[dict[str, Any]], None], only: str = ""
+) -> dict[str, Any]:
+    """The sections' measurements; ``save`` gets the results after each one,
+    so a run stopped part-way keeps what it measured."""
+    results: dict[str, Any] = {"versions": versions()}
+    if "kernels" in sections:
+        results["cases"] = {}
+        for name, (fn, shapes) in CASES.items():
+            print(f"[bench] {name} ...", file=sys.stderr, flush=True)
+            torch._dynamo.reset()
+            results["cases"][name] = bench_case(fn, shapes)
+        save(results)
+    if "allocation" in sections:
+        print("[bench] allocation ...", file=sys.stderr, flush=True)
+        results["allocation"] = bench_allocation()
+        save(results)
+    if "launch-bound" in sections:
+        results["launch_bound"] = bench_launch_bound()
+        save(results)
+    if "workloads" in sections:
+        results["workloads"] = bench_workloads(
+            save=lambda rows: save({**results, "workloads": rows}), only=only
+        )
+        save(results)
+    return results
+
+
+def render(results: dict[str, Any]) -> str:
+    """The tables of whatever sections ``results`` holds."""
+    lines = [", ".join(f"{k} {v}" for k, v in results["versions"].items())]
+    if "cases" in results:
+        lines += [
+            "| case | cuda compiled ms | acc compiled ms | cuda/acc | goal >= 0.95 "
+            "| eager cuda ms |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, r in results["cases"].items():
+            met = "met" if r["ratio"] >= 0.95 else "MISSED"
+            lines.append(
+                f"| {name} | {r['cuda_ms']:.3f} | {r['acc_ms']:.3f} | {r['ratio']:.3f} | {met} "
+                f"| {r['eager_cuda_ms']:.3f} |"
+            )
+    if "allocation" in results:
+        a = results["allocation"]
+        met = "met" if a["ratio"] <= 1.2 else "MISSED"
+        lines.append(
+            f"allocation per buffer: acc fast {a['acc_fast_us']:.2f} us, cuda fast "
+            f"{a['cuda_fast_us']:.2f} us, acc/cuda {a['ratio']:.3f} (goal <= 1.2: {met}); "
+            f"acc generic empty_strided {a['acc_generic_us']:.2f} us"
+        )
+    lb = results.get("launch_bound")
+    if lb is not None:
+        met = "met" if lb["ratio"] >= 0.95 else "MISSED"
+        graphed = ("cuda reduce-overhead", "acc reduce-overhead")
+        skips = {k: lb[k]["cudagraph_skips"] for k in graphed}
+        lines += [
+            "",
+            "| launch-bound, 32 small kernels | cuda graphs ms | acc graphs ms | cuda/acc "
+            "| goal >= 0.95 | acc without graphs ms | graphs speedup on acc "
+            "| cuda without graphs ms |",
+            "|---|---|---|---|---|---|---|---|",
+            f"| mode=reduce-overhead | {lb['cuda reduce-overhead']['ms']:.3f} "
+            f"| {lb['acc reduce-overhead']['ms']:.3f} | {lb['ratio']:.3f} | {met} "
+            f"| {lb['acc default']['ms']:.3f} | {lb['acc_graph_speedup']:.2f}x "
+            f"| {lb['cuda default']['ms']:.3f} |",
+            f"cudagraph skips (0: the graphs were recorded): {skips}",
+        ]
+    workloads = results.get("workloads", {})
+    if workloads:
+        lines += [
+            "",
+            "| workload, each device in its own process | cuda compiled ms | acc compiled ms "
+            "| cuda/acc | goal >= 0.95 | Triton template picked (cuda, acc) |",
+            "|---|---|---|---|---|---|",
+        ]
+    for name, w in workloads.items():
+        if "error" in w:
+            lines.append(f"| {name} | | | | FAILED: {w['error']} | |")
+            continue
+        met = "met" if w["ratio"] >= 0.95 else "MISSED"
+        templates = f"{w['cuda']['triton_template']}, {w['acc']['triton_template']}"
+        lines.append(
+            f"| {name} | {w['cuda']['ms']:.3f} | {w['acc']['ms']:.3f} | {w['ratio']:.3f} "
+            f"| {met} | {templates} |"
+        )
+    for name, w in workloads.items():
+        if w.get("ratio", 1.0) < 0.95:
+            for device in WORKLOAD_DEVICES:
+                if device in w:
+                    lines += [f"\nprofile, {name}, {device} (5 calls):\n```", w[device]["profile"]]
+                    lines.append("```")
+    for config in ("cuda reduce-overhead", "acc reduce-overhead"):
+        if lb is not None:
+            lines += [f"\nhost time per call, {config} (own time, top functions):\n```"]
+            lines += [lb[config]["profile"], "```"]
+    return "\n".join(lines)
+
+
+def merge(paths: list[Path]) -> dict[str, Any]:
+    """Results saved by runs of different sections, as one: a later file's
+    sections replace an earlier one's, and its workload rows the same rows."""
+    merged: dict[str, Any] = {}
+    rows: dict[str, Any] = {}
+    for path in paths:
+        results = json.loads(path.read_text(encoding="utf-8"))
+        rows.update(results.pop("workloads", {}))
+        merged.update(results)
+    if rows:
+        merged["workloads"] = {name: rows[name] for name in WORKLOADS if name in rows}
+    return merged
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python torch_acc/benchmarks/gpu.py", description=__doc__)
-    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--json", type=Path, help="also write the results here (after each section)"
+    )
+    parser.add_argument(
+        "--sections",
+        default=",".join(SECTIONS),
+        help=f"comma-separated, of {', '.join(SECTIONS)} (default: all)",
+    )
+    parser.add_argument(
+        "--workloads", default="", metavar="TEXT", help="only the workload rows whose name has TEXT"
+    )
+    parser.add_argument(
+        "--render",
+        nargs="+",
+        type=Path,
+        metavar="JSON",
+        help="print the tables of results saved with --json (merged in order); no GPU needed",
+    )
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -361,15 +503,25 @@ def main(argv: list[str] | None = None) -> int:
         "--workload-child", nargs=2, metavar=("NAME", "DEVICE"), help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
+    sections = tuple(s for s in args.sections.split(",") if s)
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        parser.error(f"unknown sections: {', '.join(unknown)} (known: {', '.join(SECTIONS)})")
+    if args.render:
+        print(render(merge(args.render)))
+        return 0
 
-    import torch_acc
-
+    # A child imports torch_acc only to measure acc: a process that imports a
+    # PrivateUse1 backend cannot run CUDA's backward (docs/performance.md, "One
+    # accelerator per process").
     if args.launch_bound_child:
         print(json.dumps(launch_bound_child(*args.launch_bound_child)))
         return 0
     if args.workload_child:
         print(json.dumps(workload_child(*args.workload_child, dry_run=args.dry_run)))
         return 0
+    import torch_acc
+
     if args.dry_run:
         for name, runs in bench_workloads(dry_run=True).items():
             print(f"{name}: ran on the cpu, output norm {runs['cpu']['norm']:.4g}")
@@ -378,76 +530,12 @@ def main(argv: list[str] | None = None) -> int:
     if torch_acc.mode != "cuda":
         print("error: acc is not over CUDA memory (TORCH_ACC_MODE=cuda)", file=sys.stderr)
         return 1
-    results: dict[str, Any] = {"versions": versions(), "cases": {}}
-    for name, (fn, shapes) in CASES.items():
-        print(f"[bench] {name} ...", file=sys.stderr, flush=True)
-        torch._dynamo.reset()
-        results["cases"][name] = bench_case(fn, shapes)
-    print("[bench] allocation ...", file=sys.stderr, flush=True)
-    results["allocation"] = bench_allocation()
-    results["launch_bound"] = bench_launch_bound()
-    results["workloads"] = bench_workloads()
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
-    print(", ".join(f"{k} {v}" for k, v in results["versions"].items()))
-    print("| case | cuda compiled ms | acc compiled ms | cuda/acc | goal >= 0.95 | eager cuda ms |")
-    print("|---|---|---|---|---|---|")
-    for name, r in results["cases"].items():
-        met = "met" if r["ratio"] >= 0.95 else "MISSED"
-        print(
-            f"| {name} | {r['cuda_ms']:.3f} | {r['acc_ms']:.3f} | {r['ratio']:.3f} | {met} "
-            f"| {r['eager_cuda_ms']:.3f} |"
-        )
-    a = results["allocation"]
-    met = "met" if a["ratio"] <= 1.2 else "MISSED"
-    print(
-        f"allocation per buffer: acc fast {a['acc_fast_us']:.2f} us, cuda fast "
-        f"{a['cuda_fast_us']:.2f} us, acc/cuda {a['ratio']:.3f} (goal <= 1.2: {met}); "
-        f"acc generic empty_strided {a['acc_generic_us']:.2f} us"
-    )
-    lb = results["launch_bound"]
-    print()
-    print(
-        "| launch-bound, 32 small kernels | cuda graphs ms | acc graphs ms | cuda/acc "
-        "| goal >= 0.95 | acc without graphs ms | graphs speedup on acc | cuda without graphs ms |"
-    )
-    print("|---|---|---|---|---|---|---|---|")
-    met = "met" if lb["ratio"] >= 0.95 else "MISSED"
-    print(
-        f"| mode=reduce-overhead | {lb['cuda reduce-overhead']['ms']:.3f} "
-        f"| {lb['acc reduce-overhead']['ms']:.3f} | {lb['ratio']:.3f} | {met} "
-        f"| {lb['acc default']['ms']:.3f} | {lb['acc_graph_speedup']:.2f}x "
-        f"| {lb['cuda default']['ms']:.3f} |"
-    )
-    skips = {k: lb[k]["cudagraph_skips"] for k in ("cuda reduce-overhead", "acc reduce-overhead")}
-    print(f"cudagraph skips (0: the graphs were recorded): {skips}")
-    print()
-    print(
-        "| workload, each device in its own process | cuda compiled ms | acc compiled ms "
-        "| cuda/acc | goal >= 0.95 | Triton template picked (cuda, acc) |"
-    )
-    print("|---|---|---|---|---|---|")
-    for name, w in results["workloads"].items():
-        if "error" in w:
-            print(f"| {name} | | | | FAILED: {w['error']} | |")
-            continue
-        met = "met" if w["ratio"] >= 0.95 else "MISSED"
-        templates = f"{w['cuda']['triton_template']}, {w['acc']['triton_template']}"
-        print(
-            f"| {name} | {w['cuda']['ms']:.3f} | {w['acc']['ms']:.3f} | {w['ratio']:.3f} "
-            f"| {met} | {templates} |"
-        )
-    for name, w in results["workloads"].items():
-        if w.get("ratio", 1.0) < 0.95:
-            for device in WORKLOAD_DEVICES:
-                print(f"\nprofile, {name}, {device} (5 calls):\n```")
-                print(w[device]["profile"])
-                print("```")
-    for config in ("cuda reduce-overhead", "acc reduce-overhead"):
-        print(f"\nhost time per call, {config} (own time, top functions):\n```")
-        print(lb[config]["profile"])
-        print("```")
+    def save(results: dict[str, Any]) -> None:
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+    print(render(measure(sections, save, only=args.workloads)))
     return 0
 
 
