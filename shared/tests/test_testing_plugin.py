@@ -65,7 +65,7 @@ def test_a_slice_test_fails_when_its_slice_is_not_active(
     )
 
 
-def test_each_test_gets_the_registry_as_it_was_and_no_graph_cache(
+def test_each_test_gets_the_registry_and_a_cache_dir_of_its_own(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(selection.ENV, "shared")
@@ -82,12 +82,7 @@ def test_each_test_gets_the_registry_as_it_was_and_no_graph_cache(
 
         def test_sees_no_leak():
             assert "leaked" not in dict(di.get_registered_device_interfaces())
-            # Compiled kernels are shared; compiled graphs are never cached.
-            assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == seen[0]
-            from torch._inductor import config
-            from torch._functorch import config as functorch_config
-
-            assert not config.fx_graph_cache and not functorch_config.enable_autograd_cache
+            assert os.environ["TORCHINDUCTOR_CACHE_DIR"] != seen[0]
         """
     )
     pytester.runpytest_subprocess(*PLUGIN, "-p", "no:randomly").assert_outcomes(passed=2)

@@ -13,11 +13,12 @@ from rfc_shared.testing.helpers import last_json, run_python
 
 
 torch_acc = pytest.importorskip("torch_acc")
+from torch_acc.registration import heuristics_registry  # noqa: E402
 
 
 # The heuristic alias is rfc3's (beyond the RFC).
 needs_heuristic_alias = pytest.mark.skipif(
-    not hasattr(torch_acc.registration.heuristics_registry(), "register_heuristic_device_alias"),
+    not hasattr(heuristics_registry(), "register_heuristic_device_alias"),
     reason="needs rfc3's register_heuristic_device_alias()",
 )
 
@@ -41,7 +42,7 @@ def test_autotuning_benchmarks_acc_choices_on_acc() -> None:
 def test_acc_gemm_templates_use_the_heuristics_of_its_kernels_device() -> None:
     from torch._inductor.kernel.mm import mm_template
 
-    registry = torch_acc.registration.heuristics_registry()
+    registry = heuristics_registry()
 
     init_inductor_backend()
     # Without a GPU, acc's Triton kernels run on the host (Triton's

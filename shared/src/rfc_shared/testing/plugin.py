@@ -10,11 +10,8 @@ environment loads nothing of the project's and imports no backend.
   must fail: one that passes on stock torch tests nothing and fails the run.
 - Every test leaves the device-interface registry, and the caches derived
   from it, as it found them.
-- Every test compiles afresh: Inductor's FX graph and AOTAutograd caches are
-  off, since a warm one can hide a broken configuration. Compiled kernels,
-  which Inductor keys by their source and compile command, are shared by the
-  run's tests and its xdist workers: building them again is most of a
-  compiling test's time and cannot change what it checks.
+- Every test gets its own Inductor cache directory: a warm FX graph cache can
+  hide a broken configuration.
 - ``--privateuse1-backend PACKAGE`` (default: ``TORCH_RFC_BACKEND``) names the
   backend under test, imported at session start (see
   :mod:`rfc_shared.testing.backends`).
@@ -54,17 +51,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-# Inductor reads these once, when it is imported (in this process or a test's child).
-_NO_GRAPH_CACHES = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "slice(name): the test exercises that slice; under --control it must fail",
     )
-    for key, value in _NO_GRAPH_CACHES.items():
-        os.environ.setdefault(key, value)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
@@ -181,20 +172,11 @@ def _restore_device_registry() -> Iterator[None]:
     snapshot.restore()
 
 
-@pytest.fixture(scope="session")
-def _kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The run's Inductor cache directory: its compiled kernels."""
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent  # the run's folder, above each worker's own
-    cache = base / "inductor-kernels"
-    cache.mkdir(exist_ok=True)
-    return cache
-
-
 @pytest.fixture(autouse=True)
-def _fresh_inductor_cache(_kernel_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(_kernel_cache))
+def _fresh_inductor_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path_factory.mktemp("inductor")))
     monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
     _clear_inductor_caches()
     yield
