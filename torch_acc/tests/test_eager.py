@@ -57,7 +57,9 @@ def test_the_fallback_aliases_memory_instead_of_copying() -> None:
     assert view.cpu()[1, 0].item() == 2.0
 
 
-@pytest.mark.parametrize("loss", [F.mse_loss, F.smooth_l1_loss, F.huber_loss], ids=str)
+@pytest.mark.parametrize(
+    "loss", [F.mse_loss, F.smooth_l1_loss, F.huber_loss], ids=lambda f: f.__name__
+)
 def test_reducing_losses_resize_no_output(loss) -> None:
     # Through their out= kernels these warned that an output of shape [] was
     # resized to the inputs' shape (the suite turns warnings into errors).
