@@ -348,22 +348,29 @@ def acc(session: nox.Session) -> None:
     _pytest(session, py, *_test_dirs([ACC]), slices="all")
 
 
+def _slice_tests(session: nox.Session, py: str, base: Base) -> list[str]:
+    """The slices' tests on ``base``: on the primary base the project's own
+    (end to end, through acc) and the tests their patches carry; on a backport,
+    the tests its patches carry. A backport's conformance matrices probe every
+    site through acc and sealed there, and sealed compiles its corpus there."""
+    own = _test_dirs(list(SLICES.values())) if base == PRIMARY else []
+    return own + _upstream_tests(session, py, "all")
+
+
 def _stacked(session: nox.Session, base: Base) -> None:
     py = _prepare(session, base)
     _check_overlay(session, py, "all")
     # The engine's and acc's tests run in their own sessions (acc's stacked
     # already). The reliability suite whole on the primary base; on a backport,
     # what can differ between bases: built-in devices compile as on stock.
-    dirs = _test_dirs(list(SLICES.values())) + _upstream_tests(session, py, "all")
     reliability = RELIABILITY if base == PRIMARY else RELIABILITY / "test_invariance.py"
-    _pytest(session, py, *dirs, str(reliability), slices="all")
+    _pytest(session, py, *_slice_tests(session, py, base), str(reliability), slices="all")
 
 
 def _control(session: nox.Session, base: Base) -> None:
     py = _prepare(session, base)
     _check_overlay(session, py, "none")
-    dirs = _test_dirs(list(SLICES.values())) + _upstream_tests(session, py, "all")
-    _pytest(session, py, "--control", *dirs, slices="none")
+    _pytest(session, py, "--control", *_slice_tests(session, py, base), slices="none")
 
 
 def _matrix_name(base: Base, backend: Path) -> str:
