@@ -348,12 +348,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
         {logsumexp.size(0), logsumexp.size(1), padded},
         logsumexp.options().device(peer_device(device.index())));
     lse.narrow(-1, 0, max_q).copy_(peer_alias(logsumexp));
-    std::tie(grad_q, grad_k, grad_v, grad_bias) = at::_scaled_dot_product_efficient_attention_backward(
-        peer_alias(grad_out), peer_alias(query), peer_alias(key), peer_alias(value),
-        bias.has_value() ? peer_alias(*bias) : at::Tensor(), in_peer_output_layout(peer_alias(out)),
-        lse,
-        maybe_peer(philox_seed), maybe_peer(philox_offset), dropout_p, grad_input_mask,
-        is_causal, scale);
+    std::tie(grad_q, grad_k, grad_v, grad_bias) =
+        at::_scaled_dot_product_efficient_attention_backward(
+            peer_alias(grad_out), peer_alias(query), peer_alias(key), peer_alias(value),
+            bias.has_value() ? peer_alias(*bias) : at::Tensor(),
+            in_peer_output_layout(peer_alias(out)), lse, maybe_peer(philox_seed),
+            maybe_peer(philox_offset), dropout_p, grad_input_mask, is_causal, scale);
   }
 #else
   TORCH_CHECK(
