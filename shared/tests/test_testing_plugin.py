@@ -117,3 +117,28 @@ def test_a_pytest_run_elsewhere_loads_nothing_of_the_project(tmp_path: Path) -> 
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+def test_no_backend_leaves_privateuse1_to_the_tests(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--privateuse1-backend none`` runs tests as upstream's runs do: no
+    backend is imported and PrivateUse1 keeps torch's name until a test
+    renames it, even where the environment names a backend."""
+    monkeypatch.setenv(selection.ENV, "none")
+    monkeypatch.setenv(ENV_BACKEND, "torch_acc")
+    pytester.makepyfile(
+        """
+        import os
+        import sys
+
+        import torch
+
+        def test_untouched():
+            assert "torch_acc" not in sys.modules
+            assert torch._C._get_privateuse1_backend_name() == "privateuseone"
+            assert "TORCH_RFC_BACKEND" not in os.environ
+        """
+    )
+    result = pytester.runpytest_subprocess(*PLUGIN, "--privateuse1-backend", "none")
+    result.assert_outcomes(passed=1)

@@ -14,7 +14,9 @@ environment loads nothing of the project's and imports no backend.
   hide a broken configuration.
 - ``--privateuse1-backend PACKAGE`` (default: ``TORCH_RFC_BACKEND``) names the
   backend under test, imported at session start (see
-  :mod:`rfc_shared.testing.backends`).
+  :mod:`rfc_shared.testing.backends`). ``--privateuse1-backend none`` leaves
+  PrivateUse1 as torch has it, as upstream's own test runs do: a test that
+  needs a renamed backend renames it itself.
 
 Nothing here imports torch until a test runs.
 """
@@ -35,6 +37,8 @@ from .registry import RegistrySnapshot
 
 
 _CONTROL_NOTE = "fails on stock torch, as a slice test must"
+# --privateuse1-backend's value for "no backend under test".
+NO_BACKEND = "none"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,7 +51,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--privateuse1-backend",
         metavar="PACKAGE",
-        help=f"package of the PrivateUse1 backend under test (default: ${ENV_BACKEND})",
+        help=(
+            f"package of the PrivateUse1 backend under test (default: ${ENV_BACKEND}); "
+            f"{NO_BACKEND!r}: none, as upstream's test runs"
+        ),
     )
 
 
@@ -64,6 +71,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     from .backends import ensure_privateuse1_backend
 
     package = session.config.getoption("privateuse1_backend")
+    if package == NO_BACKEND:
+        os.environ.pop(ENV_BACKEND, None)
+        return
     if package:
         os.environ[ENV_BACKEND] = package  # subprocesses of the tests too
     ensure_privateuse1_backend(package)
