@@ -172,16 +172,18 @@ def test_eligibility_decisions_for_builtin_devices_are_stock(tmp_path: Path) -> 
 
 
 # mode="reduce-overhead" on cpu: Inductor's code, what it counted and the results.
-REDUCE_OVERHEAD_ON_CPU = """
+# Graph capture is decided per graph, by its device and what it does: a model,
+# in-place updates of views, dynamic shapes, and a training step (backward and
+# optimizer, whose parameters are mutated).
+REDUCE_OVERHEAD_CASES = ("mlp", "inplace_views", "dynamic_shape", "transformer_train_step")
+REDUCE_OVERHEAD_ON_CPU = f"""
 import json, torch
 from torch._dynamo.utils import counters
 from torch._inductor.utils import run_and_get_code
-from rfc_shared.testing.corpus import CORPUS, digests as corpus_digests
+from rfc_shared.testing.corpus import CASES, digests as corpus_digests
 
-report = {}
-for case in CORPUS:
-    if case.name == "second_device":
-        continue
+report = {{}}
+for case in (CASES[name] for name in {REDUCE_OVERHEAD_CASES!r}):
     torch._dynamo.reset()
     counters.clear()
     compiled = torch.compile(case.build(), mode="reduce-overhead", dynamic=case.dynamic or None)
@@ -190,14 +192,14 @@ for case in CORPUS:
         out, code = run_and_get_code(compiled, *args)
         digests += corpus_digests(out)
         codes += code
-    report[case.name] = {"inductor": codes, "results": digests,
-                         "counters": dict(counters["inductor"])}
+    report[case.name] = {{"inductor": codes, "results": digests,
+                         "counters": dict(counters["inductor"])}}
 print(json.dumps(report))
 """
 
 
 def test_reduce_overhead_on_cpu_is_stock(tmp_path: Path) -> None:
     stock, sliced = _both(REDUCE_OVERHEAD_ON_CPU, tmp_path)
-    assert sliced.keys() == stock.keys() and len(stock) >= 5
+    assert sliced.keys() == stock.keys() == set(REDUCE_OVERHEAD_CASES)
     for case in stock:
         assert sliced[case] == stock[case], case

@@ -12,7 +12,7 @@
 #include <torch/csrc/Storage.h>
 #include <torch/csrc/autograd/python_variable.h>
 #include <torch/csrc/utils/python_numbers.h>
-#include <torch/extension.h>
+#include <torch/python.h>
 
 namespace torch_acc {
 namespace {

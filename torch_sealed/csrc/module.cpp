@@ -3,7 +3,7 @@
 #include "sealed.h"
 
 #include <torch/csrc/autograd/python_variable.h>
-#include <torch/extension.h>
+#include <torch/python.h>
 
 #include <memory>
 
