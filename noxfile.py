@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +103,7 @@ def _slice_folders() -> dict[str, Path]:
 SLICES = _slice_folders()
 
 nox.options.sessions = [
+    "prepare",
     "lint",
     "engine",
     "acc",
@@ -165,7 +167,7 @@ def _prepare(session: nox.Session, base: Base = PRIMARY) -> str:
     digests = {name: _tree_digest(folder) for name, folder in folders.items()}
     changed = [name for name, digest in digests.items() if done.get(name) != digest]
     if changed:
-        session.log(f"installing {', '.join(changed)}")
+        session.log(f"installing {', '.join(changed)} into {base.env.relative_to(ROOT)}")
         paths = [str(folders[name]) for name in changed]
         _pip(session, base, "--force-reinstall", "--no-deps", *paths)
         _pip(session, base, *paths)  # their dependencies, if new
@@ -207,7 +209,7 @@ def _backend_wheel(session: nox.Session, base: Base, backend: Path) -> Path:
         "--no-deps",
         "-w",
         str(folder),
-        str(backend),
+        str(_build_tree(backend, base)),
         external=True,
         # acc's CUDA extension is built on GPU machines only (tools/gpu_run.sh).
         # The build needs stock torch's headers only, never the overlay.
@@ -219,6 +221,22 @@ def _backend_wheel(session: nox.Session, base: Base, backend: Path) -> Path:
         },
     )
     return sorted(folder.glob(f"{backend.name}-*.whl"))[0]
+
+
+def _build_tree(backend: Path, base: Base) -> Path:
+    """A copy of ``backend``'s sources to build against ``base``: pip builds in
+    the source tree, and the bases' builds may run at once (``prepare``). The
+    copy keeps its ``build`` folder, so a rebuild compiles only what changed."""
+    tree = WHEELS / "src" / f"{backend.name}-{base.version}"
+    if tree.exists():
+        for entry in tree.iterdir():
+            if entry.is_dir() and entry.name != "build":
+                shutil.rmtree(entry)
+            elif entry.is_file():
+                entry.unlink()
+    ignore = shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "*.so")
+    shutil.copytree(backend, tree, ignore=ignore, dirs_exist_ok=True)
+    return tree
 
 
 def _check_overlay(session: nox.Session, py: str, slices: str) -> None:
@@ -332,6 +350,16 @@ def _slice_session(name: str) -> None:
 
 for _name in SLICES:
     _slice_session(_name)
+
+
+@nox.session
+def prepare(session: nox.Session) -> None:
+    """Every base's environment and backend wheels, made side by side: while the
+    primary's torch downloads, a backport's torch installs and its backends build."""
+    bases = (PRIMARY, *BACKPORTS)
+    with ThreadPoolExecutor(max_workers=len(bases)) as pool:
+        for made in [pool.submit(_prepare, session, base) for base in bases]:
+            made.result()
 
 
 @nox.session
