@@ -6,7 +6,8 @@
 // which aliases the acc memory as peer tensors instead of copying it.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Generator.h>
+#include <ATen/core/Tensor.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/Device.h>
 

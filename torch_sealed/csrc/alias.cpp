@@ -2,6 +2,8 @@
 // memory is open, and sealed copies of what those kernels return.
 #include "sealed.h"
 
+#include <c10/core/DeviceGuard.h>
+
 #include <cstring>
 
 namespace torch_sealed {

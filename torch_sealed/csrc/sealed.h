@@ -9,7 +9,7 @@
 //   faults at once instead of reading memory it must not.
 #pragma once
 
-#include <ATen/ATen.h>
+#include <ATen/core/Tensor.h>
 #include <c10/core/Allocator.h>
 #include <c10/core/Device.h>
 
