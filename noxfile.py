@@ -389,7 +389,7 @@ def _slice_tests(session: nox.Session, py: str, base: Base) -> list[str]:
     """The slices' tests on ``base``: on the primary base the project's own
     (end to end, through acc) and the tests their patches carry; on a backport,
     the tests its patches carry. A backport's conformance matrices probe every
-    site through acc and sealed there, and sealed compiles its corpus there."""
+    site through acc and sealed there, the corpus compile included."""
     own = _test_dirs(list(SLICES.values())) if base == PRIMARY else []
     return own + _upstream_tests(session, py, "all")
 
