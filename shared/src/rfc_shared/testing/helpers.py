@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -83,9 +84,10 @@ def run_python(
 
     ``env`` adds variables to the current environment; None removes one.
     ``slices`` is the selection the overlay serves there (``"none"``: stock
-    torch); unset, the current one.
+    torch); unset, the current one. A child killed by a signal dumps every
+    Python thread's stack first (faulthandler), so a rare crash explains itself.
     """
-    full_env = dict(os.environ)
+    full_env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
     if slices is not None:
         full_env[selection.ENV] = slices
     for key, value in (env or {}).items():
@@ -101,8 +103,20 @@ def run_python(
         timeout=600,
     )
     if check and done.returncode:
-        raise AssertionError(f"subprocess failed ({done.returncode}):\n{done.stderr}")
+        raise AssertionError(failure_report(done))
     return done
+
+
+def failure_report(done: subprocess.CompletedProcess[str], tail: int = 20) -> str:
+    """What a failed child printed: its exit (or the signal that killed it),
+    the last lines of its stdout (did it get as far as its result?) and its
+    stderr."""
+    if done.returncode < 0:
+        how = f"killed by {signal.Signals(-done.returncode).name}"
+    else:
+        how = f"exit status {done.returncode}"
+    stdout = "\n".join(done.stdout.splitlines()[-tail:]) or "(nothing)"
+    return f"subprocess failed ({how})\nstdout, last lines:\n{stdout}\nstderr:\n{done.stderr}"
 
 
 def last_json(done: subprocess.CompletedProcess[str]) -> object:
