@@ -10,7 +10,8 @@ from rfc_shared.testing.helpers import last_json, run_python
 
 
 # For the model corpus on cpu: Dynamo's FX graphs, Inductor's generated code,
-# and a digest of the results' bytes (in ``report``).
+# and a digest of the results' bytes (in ``report``). It follows SNAPSHOT in
+# one script and uses its imports.
 CORPUS_ON_CPU = """
 from torch._inductor.utils import run_and_get_code
 from rfc_shared.testing.corpus import CORPUS, digests as corpus_digests
