@@ -303,6 +303,25 @@ def _upstream_tests(
     return [f for f in folders if only is None or Path(f).name == only]
 
 
+def _landed_tests(session: nox.Session, py: str, slices: str) -> None:
+    """Upstream's own tests of the decisions it landed in the code the slices
+    touch, as the selected slices leave them, run as upstream runs them."""
+    dest = ROOT / ".nox" / "_landed_tests" / Path(py).parents[1].name / slices.replace(",", "-")
+    session.run(
+        py,
+        "-m",
+        "rfc_shared",
+        "upstream-tests",
+        str(dest),
+        "--landed",
+        "--slices",
+        slices,
+        external=True,
+        silent=True,
+    )
+    _pytest(session, py, str(dest), "--privateuse1-backend", NO_BACKEND, slices=slices)
+
+
 def _doctest(session: nox.Session, py: str, pages: list[str], slices: str) -> None:
     existing = [str(ROOT / "docs" / p) for p in pages if (ROOT / "docs" / p).exists()]
     if not existing:
@@ -402,12 +421,17 @@ def _stacked(session: nox.Session, base: Base) -> None:
     # what can differ between bases: built-in devices compile as on stock.
     reliability = RELIABILITY if base == PRIMARY else RELIABILITY / "test_invariance.py"
     _pytest(session, py, *_slice_tests(session, py, base), str(reliability), slices="all")
+    if base == PRIMARY:
+        _landed_tests(session, py, slices="all")
 
 
 def _control(session: nox.Session, base: Base) -> None:
     py = _prepare(session, base)
     _check_overlay(session, py, "none")
     _pytest(session, py, "--control", *_slice_tests(session, py, base), slices="none")
+    if base == PRIMARY:
+        # What the stacked run of the same tests is compared with.
+        _landed_tests(session, py, slices="none")
 
 
 def _matrix_name(base: Base, backend: Path) -> str:

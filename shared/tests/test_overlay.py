@@ -5,8 +5,10 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from rfc_shared.overlay import Overlay
 from rfc_shared.overlay.base import installed_torch_base
-from rfc_shared.testing.helpers import last_json, run_python
+from rfc_shared.testing.helpers import format_patch, last_json, run_python, write_slice
+from rfc_shared.testing.upstream import write_landed_tests
 
 
 DI = "torch/_dynamo/device_interface.py"
@@ -279,3 +281,23 @@ def test_a_file_a_patch_creates_is_served_as_a_module(tmp_path: Path) -> None:
     value, file, source_shown = last_json(done)
     assert value == 42 and source_shown
     assert file.endswith("torch/_dynamo/rfc_added.py")
+
+
+def test_a_patch_changes_an_upstream_test_of_a_landed_decision(tmp_path: Path) -> None:
+    # Upstream's test files are not in a wheel: the project keeps those that
+    # pin landed decisions, and a patch that changes the decision changes them.
+    path = "test/inductor/test_device_backends.py"
+    kept = installed_torch_base().landed_tests_dir / path
+    old = kept.read_text(encoding="utf-8")
+    new = old.replace('device = "fakedevice"', 'device = "otherdevice"')
+    changes = write_slice(tmp_path, "changes", [format_patch(path, old, new)])
+
+    assert Overlay.build([changes]).tests[path].text == new
+    written = write_landed_tests([changes], tmp_path / "landed")
+    assert (written / path).read_text(encoding="utf-8") == new
+    stock = write_landed_tests([], tmp_path / "stock")
+    assert (stock / path).read_text(encoding="utf-8") == old
+    assert sorted(p.name for p in (stock / "test" / "inductor").iterdir()) == [
+        "test_device_backends.py",
+        "test_utils.py",
+    ]

@@ -62,10 +62,13 @@ def _materialize(args: argparse.Namespace) -> int:
 def _upstream_tests(args: argparse.Namespace) -> int:
     from .overlay.base import installed_torch_base
     from .overlay.slices import discover_slices, select
-    from .testing.upstream import write_upstream_tests
+    from .testing.upstream import write_landed_tests, write_upstream_tests
 
     names = selection.parse(args.slices) if args.slices else selection.current()
     stack = select(names, discover_slices(), installed_torch_base())
+    if args.landed:
+        print(write_landed_tests(stack, args.dest))
+        return 0
     for folder in write_upstream_tests(stack, args.dest):
         print(folder)
     return 0
@@ -166,6 +169,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("upstream-tests", help="write the tests the selected slices' patches carry")
     p.add_argument("dest", type=Path)
     p.add_argument("--slices", help=f"comma-separated slices (default: {selection.ENV})")
+    p.add_argument(
+        "--landed",
+        action="store_true",
+        help="write upstream's tests of the decisions it landed instead, as the slices leave them",
+    )
     p.set_defaults(run=_upstream_tests)
 
     p = sub.add_parser("workspace", help="git work tree to author a slice in")

@@ -116,7 +116,8 @@ def source_slices(root: Path, name: str) -> list[Slice]:
 
 
 def seed_pristine(repo: Path, torch_dir: Path, base: TorchBase) -> None:
-    """Make ``repo`` a git repository holding torch's pristine .py sources."""
+    """Make ``repo`` a git repository holding torch's pristine .py sources,
+    and upstream's tests of its landed decisions that the project keeps."""
     repo.mkdir(parents=True, exist_ok=True)
     git(repo, "init", "-q", "-b", "main")
     for source in torch_dir.rglob("*.py"):
@@ -125,6 +126,8 @@ def seed_pristine(repo: Path, torch_dir: Path, base: TorchBase) -> None:
         target = repo / "torch" / source.relative_to(torch_dir)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
+    if base.landed_tests_dir.is_dir():
+        shutil.copytree(base.landed_tests_dir, repo, dirs_exist_ok=True)
     git(repo, "add", "-A")
     git(
         repo,

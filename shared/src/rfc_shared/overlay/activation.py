@@ -149,17 +149,18 @@ class Overlay:
                     raise PatchApplyError(s.name, patch.name, diff.path, problem)
                 current = staged.get(diff.path)
                 # Upstream tests are not in a torch installation: a patch
-                # creates them, later patches may change them.
-                pristine = site_dir / diff.path if not diff.path.startswith(TESTS_DIR) else None
+                # creates them, or changes one the project keeps for the base.
+                root = base.landed_tests_dir if diff.path.startswith(TESTS_DIR) else site_dir
+                pristine = root / diff.path
                 if diff.is_new:
-                    if current is not None or (pristine is not None and pristine.exists()):
+                    if current is not None or pristine.exists():
                         raise PatchApplyError(
                             s.name, patch.name, diff.path, "creates a file that exists"
                         )
                     text = ""
                 elif current is not None:
                     text = current.text
-                elif pristine is not None and pristine.is_file():
+                elif pristine.is_file():
                     text = pristine.read_text(encoding="utf-8")
                 else:
                     raise PatchApplyError(s.name, patch.name, diff.path, "file not found in torch")

@@ -27,6 +27,14 @@ class TorchBase:
         """Name of the folder that holds a slice's series for this base."""
         return f"torch-{self.version}"
 
+    @property
+    def landed_tests_dir(self) -> Path:
+        """Upstream's own test files at this base (``test/...``) that pin
+        decisions upstream landed in the code the slices touch. A wheel has no
+        ``test/`` folder, so the project keeps them; a patch that changes such
+        a decision changes the test here, in the same patch."""
+        return Path(__file__).parents[1] / "landed_tests" / self.series_dir_name
+
 
 #: The primary base: the newest release, what a slice's upstream PR is cut against.
 TORCH_2_15_0 = TorchBase("2.15.0", "d0f2af8b66b20da4baa50644c0cd3f887a2eae2e")

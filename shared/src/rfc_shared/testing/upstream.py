@@ -51,3 +51,26 @@ def slice_of_upstream_test(path: Path) -> str | None:
         if marker.is_file():
             return marker.read_text(encoding="utf-8").strip()
     return None
+
+
+def write_landed_tests(slices: Sequence[Slice], dest: Path) -> Path:
+    """Write upstream's tests of the landed decisions under ``dest``
+    (``dest/test/...``), as the selected ``slices`` leave them, replacing what
+    was there. With no slices, as upstream ships them.
+
+    Returns:
+        ``dest``.
+    """
+    from rfc_shared.overlay.base import installed_torch_base
+
+    base = installed_torch_base()
+    patched = Overlay.build(slices).tests if slices else {}
+    if dest.exists():
+        shutil.rmtree(dest)
+    for source in sorted(base.landed_tests_dir.rglob("*.py")):
+        path = source.relative_to(base.landed_tests_dir).as_posix()
+        target = dest / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = patched[path].text if path in patched else source.read_text(encoding="utf-8")
+        target.write_text(text, encoding="utf-8")
+    return dest
