@@ -48,7 +48,7 @@ def test_the_answers_flip_with_the_interface(utils, acc: str) -> None:
 
 
 def test_acc_imported_after_inductor_is_a_gpu() -> None:
-    """The import-order scenario upstream's import-time snapshot misses."""
+    """The import-order scenario stock 2.15's import-time GPU_TYPES misses."""
     done = run_python(
         """
         import json, torch
@@ -62,28 +62,31 @@ def test_acc_imported_after_inductor_is_a_gpu() -> None:
     assert last_json(done) == [True, True, "acc", "list"]
 
 
-def test_a_scan_racing_a_registration_is_redone(utils, acc: str) -> None:
-    """A fill that began before a registration never sticks (reproduced in
-    review on the functools.cache + clear-hook design)."""
+def test_a_rescan_racing_a_registration_sees_it(utils, acc: str) -> None:
+    """Two registrations at once: the rescan that writes last has seen both
+    (a rescan outside the registry's lock could write the earlier list last)."""
     from torch._dynamo import device_interface as di
 
     register(variant(is_gpu=lambda: False))
-    started = threading.Event()
-    registered = threading.Event()
+    scanning = threading.Event()
+    go_on = threading.Event()
 
     def slow_is_gpu() -> bool:
-        started.set()
-        registered.wait(10)
+        scanning.set()
+        go_on.wait(10)
         return False
 
-    di.register_interface_for_device("slow_scan", variant(is_gpu=slow_is_gpu))
-    scan = threading.Thread(target=utils.is_gpu, args=(acc,))
-    scan.start()
-    started.wait(10)
-    register(variant(is_gpu=lambda: True))  # while the scan is under way
-    registered.set()
-    scan.join(10)
-    assert utils.is_gpu(acc)
+    first = threading.Thread(
+        target=di.register_interface_for_device, args=("slow_scan", variant(is_gpu=slow_is_gpu))
+    )
+    first.start()
+    scanning.wait(10)  # the first registration's rescan is under way
+    second = threading.Thread(target=register, args=(variant(is_gpu=lambda: True),))
+    second.start()
+    go_on.set()
+    first.join(10)
+    second.join(10)
+    assert utils.is_gpu(acc) and acc in utils.GPU_TYPES
 
 
 def test_two_available_gpu_types_resolve_privateuse1_first(utils, acc: str) -> None:
@@ -128,7 +131,7 @@ def test_importing_inductor_utils_initializes_no_device_runtime() -> None:
         import json, sys, torch
         import torch._inductor.utils as utils
         import torch._dynamo.device_interface as di
-        print(json.dumps([hasattr(utils, "_current_gpu_types"), torch.cuda.is_initialized(),
+        print(json.dumps([hasattr(utils, "_refresh_gpu_types"), torch.cuda.is_initialized(),
                           "torch_acc" in sys.modules, type(utils.GPU_TYPES).__name__]))
         """
     )
@@ -155,7 +158,7 @@ IDENTITY = f"""
 
 
 def test_builtin_devices_get_the_stock_answers(utils) -> None:
-    assert hasattr(utils, "_current_gpu_types")  # rfc1's late-binding GPU_TYPES
+    assert hasattr(utils, "_refresh_gpu_types")  # rfc1's GPU_TYPES follows registrations
     stock = last_json(run_python(IDENTITY, slices="none"))
     assert last_json(run_python(IDENTITY)) == stock
 

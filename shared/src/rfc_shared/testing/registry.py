@@ -22,11 +22,11 @@ _STATE: tuple[tuple[str, str, Any], ...] = (
     ("torch._dynamo.trace_rules", "_registered_device_trace_rules", {}),
 )
 
-# functools caches derived from the registry on stock torch; with the
-# registry core applied, caches keyed on the registry generation follow a
-# generation bump.
+# functools caches derived from the registry. (The 2.13.0 and 2.11.0
+# series key theirs on a registry generation instead, bumped here.)
 _DERIVED_CACHES: tuple[tuple[str, str], ...] = (
     ("torch._inductor.utils", "get_gpu_type"),
+    ("torch.utils._triton", "has_triton"),
     # Cached per device: an interface replaced by a test must be asked again.
     ("torch._inductor.runtime.hints", "DeviceProperties.create"),
     ("torch._dynamo.variables.user_defined", "UserDefinedClassVariable._in_graph_classes"),
@@ -83,3 +83,7 @@ def clear_derived_caches() -> None:
         cache = _resolve(module, dotted) if module is not None else None
         if cache is not None and hasattr(cache, "cache_clear"):
             cache.cache_clear()
+    # rfc1: GPU_TYPES is rescanned by registrations, not by a restore in place.
+    refresh = getattr(sys.modules.get("torch._inductor.utils"), "_refresh_gpu_types", None)
+    if refresh is not None:
+        refresh()

@@ -33,6 +33,8 @@ def write_upstream_tests(slices: Sequence[Slice], dest: Path) -> list[Path]:
         shutil.rmtree(dest)
     roots: dict[str, Path] = {}
     for path, patched in sorted(overlay.tests.items()):
+        if not patched.is_new:
+            continue  # upstream's own test, changed by a patch: see write_landed_tests
         owner = patched.slices[0]  # the slice whose patch created the file
         root = roots.setdefault(owner, dest / owner)
         target = root / path
