@@ -1,9 +1,11 @@
-"""Slice ``rfc3`` (pytorch/pytorch#189137).
+"""Slice ``rfc3`` (pytorch/pytorch#189137), and its follow-up ``rfc3_followup``.
 
 Inductor discovers, configures, compiles and runs a PrivateUse1 backend.
 
-The change itself is the patch series in ``patches/``; this module only
-declares it to the overlay.
+The change itself is the patch series in ``patches/`` (the RFC's asks); what
+backend authors met beyond them is the follow-up series in ``followup/``,
+reviewed and exported on its own. This module only declares both to the
+overlay.
 """
 
 from rfc_shared.overlay.base import TORCH_2_11_0, TORCH_2_13_0, TORCH_2_15_0
@@ -17,4 +19,13 @@ SLICE = Slice(
     requires=("shared", "rfc1"),
     stack_after=("rfc2",),
     title="Inductor discovers, configures, compiles and runs a PrivateUse1 backend",
+)
+
+FOLLOWUP = Slice(
+    name="rfc3_followup",
+    package=__name__,
+    bases=(TORCH_2_15_0,),
+    requires=("shared", "rfc1", "rfc3"),
+    title="Beyond the RFC's asks: what a PrivateUse1 backend met compiling with Inductor",
+    patches_folder="followup",
 )

@@ -15,6 +15,6 @@ SLICE = Slice(
     package=__name__,
     bases=(TORCH_2_15_0, TORCH_2_13_0, TORCH_2_11_0),
     requires=("shared",),
-    stack_after=("rfc3",),
+    stack_after=("rfc3", "rfc3_followup"),
     title="Convention-based lazy registration of a PrivateUse1 DeviceInterface",
 )

@@ -7,7 +7,8 @@ back into the slice's series; ``export`` writes the series plus the slice's
 upstream tests and checks that ``git am`` applies it to a pristine tree.
 
 Series are read from and written to the project's source tree (the
-``<slice>/src/<package>/patches`` folders), not the installed packages.
+``<slice>/src/<package>/patches`` folders, and a follow-up series' own
+folder), not the installed packages.
 
 Porting: ``workspace(..., base=...)`` for a base the slice has no series for
 yet replays the slice's primary series onto that base's pristine sources (a
@@ -85,11 +86,11 @@ def project_root(start: Path | None = None) -> Path:
 
 def slice_source_dir(root: Path, s: Slice) -> Path:
     """The project folder of a slice (the one holding its pyproject.toml)."""
-    found = sorted(root.glob(f"*/src/{s.package}/patches"))
+    found = sorted(root.glob(f"*/src/{s.package}/{s.patches_folder}"))
     if len(found) != 1:
         raise AuthoringError(
-            f"slice {s.name!r}: expected one {s.package}/patches folder under {root}, "
-            f"found {len(found)}"
+            f"slice {s.name!r}: expected one {s.package}/{s.patches_folder} folder under "
+            f"{root}, found {len(found)}"
         )
     return found[0].parents[2]
 
@@ -100,7 +101,7 @@ def from_source(root: Path, s: Slice) -> Slice:
     Every ``torch-<version>`` folder there counts as a base of the slice, so
     a freshly ported series is usable before the slice declares it.
     """
-    patches = slice_source_dir(root, s) / "src" / s.package / "patches"
+    patches = slice_source_dir(root, s) / "src" / s.package / s.patches_folder
     found = [
         known_base(folder.name.removeprefix("torch-"))
         for folder in sorted(patches.glob("torch-*"))

@@ -55,6 +55,10 @@ class Slice:
         stack_after: Names of slices that, when they are applied too, go
             before this one (an order among independent slices, so that a
             stacked overlay is the same whatever the selection).
+        patches_folder: The package folder holding the series. A sub-RFC's
+            follow-up series (what is not the RFC's ask, reviewed and exported
+            apart) is a slice of its own in the same package, with its own
+            folder, requiring the slice it follows.
     """
 
     name: str
@@ -65,11 +69,12 @@ class Slice:
     version: str = field(default="0+unknown", compare=False)
     patches_root: Path | None = field(default=None, compare=False, repr=False)
     stack_after: tuple[str, ...] = ()
+    patches_folder: str = "patches"
 
     def patches_dir(self) -> Path:
         if self.patches_root is not None:
             return self.patches_root
-        return Path(str(importlib.resources.files(self.package) / "patches"))
+        return Path(str(importlib.resources.files(self.package) / self.patches_folder))
 
     def series_dir(self, base: TorchBase) -> Path:
         """The folder of the series written against ``base``.
