@@ -11,14 +11,9 @@ message each row actually produced.
 from __future__ import annotations
 
 import contextlib
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import logging
 import re
-import sys
 import tempfile
-import types
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -150,55 +145,26 @@ def _acc_replaced_by(interface: type) -> Iterator[None]:
         yield
 
 
-class _RaisingLoader(importlib.abc.Loader):
-    def create_module(self, spec: importlib.machinery.ModuleSpec) -> None:
-        return None
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        raise RuntimeError("driver not loaded")
-
-
-class _RaisingFinder(importlib.abc.MetaPathFinder):
-    """Finds ``name`` as a module whose import raises."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def find_spec(
-        self, fullname: str, path: object = None, target: object = None
-    ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != self.name:
-            return None
-        return importlib.util.spec_from_loader(fullname, _RaisingLoader())
-
-
-def _by_convention(module: types.ModuleType | None) -> None:
-    """Runs lazy registration for acc with ``module`` as its convention module
-    (None: a module whose import raises)."""
+def _from_device_module(hook: Callable[[], object]) -> None:
+    """Runs the registry's lookup of acc's interface with ``hook`` as
+    ``torch.acc.get_device_interface``, acc's registration removed."""
     registry = _registry()
-    name = "torch_acc._dynamo.device_interface"
-    saved = sys.modules.pop(name)
-    finder = _RaisingFinder(name)
+    saved_hook = torch.acc.get_device_interface
     acc_entries = {k: v for k, v in registry.device_interfaces.items() if k.split(":")[0] == "acc"}
     for key in acc_entries:
         del registry.device_interfaces[key]
-    if module is None:
-        sys.meta_path.insert(0, finder)
-    else:
-        sys.modules[name] = module
+    torch.acc.get_device_interface = hook
     try:
-        registry._register_privateuse1_interface_by_convention()
+        registry.get_registered_device_interfaces()
     finally:
-        if finder in sys.meta_path:
-            sys.meta_path.remove(finder)
-        sys.modules[name] = saved
+        torch.acc.get_device_interface = saved_hook
+        for key in [k for k in registry.device_interfaces if k.split(":")[0] == "acc"]:
+            del registry.device_interfaces[key]
         registry.device_interfaces.update(acc_entries)
 
 
-def _convention_module(source: str) -> types.ModuleType:
-    module = types.ModuleType("torch_acc._dynamo.device_interface")
-    exec(source, module.__dict__)
-    return module
+def _raise_driver_missing() -> object:
+    raise RuntimeError("driver not loaded")
 
 
 def _visible_devices(value: object) -> None:
@@ -294,21 +260,12 @@ def _interface_of_unregistered_acc() -> None:
     with isolated():
         for key in [k for k in registry.device_interfaces if k.split(":")[0] == "acc"]:
             del registry.device_interfaces[key]
-        with _convention_module_missing():
+        saved_hook = torch.acc.get_device_interface
+        del torch.acc.get_device_interface  # a backend that registers explicitly
+        try:
             registry.get_interface_for_device("acc:1")
-
-
-@contextlib.contextmanager
-def _convention_module_missing() -> Iterator[None]:
-    """As for a backend without a convention module (lazy_reg finds none)."""
-    name = "torch_acc._dynamo.device_interface"
-    saved = sys.modules.get(name)
-    sys.modules[name] = None  # type: ignore[assignment]  (import fails: not found)
-    try:
-        yield
-    finally:
-        if saved is not None:
-            sys.modules[name] = saved
+        finally:
+            torch.acc.get_device_interface = saved_hook
 
 
 MISTAKES: tuple[Mistake, ...] = (
@@ -522,32 +479,32 @@ MISTAKES: tuple[Mistake, ...] = (
     ),
     # lazy_reg
     Mistake(
-        "torch_<backend>._dynamo.device_interface",
-        "importing the module raises",
-        lambda: _by_convention(None),
+        "torch.<backend>.get_device_interface()",
+        "the hook raises",
+        lambda: _from_device_module(_raise_driver_missing),
         UserWarning,
-        r"in torch_acc._dynamo.device_interface: importing it failed: RuntimeError\('driver not",
+        r"torch.acc.get_device_interface\(\) raised RuntimeError\('driver not loaded'\)",
     ),
     Mistake(
-        "torch_<backend>._dynamo.device_interface",
-        "no DeviceInterface attribute",
-        lambda: _by_convention(_convention_module("X = 1")),
+        "torch.<backend>.get_device_interface()",
+        "returns None",
+        lambda: _from_device_module(lambda: None),
         UserWarning,
-        "the module defines no 'DeviceInterface'",
+        "returned None, not a subclass of torch._dynamo.device_interface.DeviceInterface",
     ),
     Mistake(
-        "torch_<backend>._dynamo.device_interface",
-        "DeviceInterface is not a class",
-        lambda: _by_convention(_convention_module("DeviceInterface = 42")),
+        "torch.<backend>.get_device_interface()",
+        "returns an instance, not a class",
+        lambda: _from_device_module(lambda: 42),
         UserWarning,
-        "'DeviceInterface' is a int, not a class",
+        "returned 42, not a subclass",
     ),
     Mistake(
-        "torch_<backend>._dynamo.device_interface",
+        "torch.<backend>.get_device_interface()",
         "methods missing",
-        lambda: _by_convention(_convention_module("class DeviceInterface:\n    pass")),
+        lambda: _from_device_module(lambda: type("Bare", (_registry().DeviceInterface,), {})),
         UserWarning,
-        "does not implement is_available, device_count",
+        "Bare does not implement is_available, device_count",
     ),
     # the overlay
     Mistake(

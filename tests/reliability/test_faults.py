@@ -93,33 +93,26 @@ def test_registering_an_interface_calls_nothing_on_it(registry) -> None:
     assert _acc_entries(registry) == {"acc": interface}
 
 
-def test_a_convention_module_that_raises_is_one_warning_then_a_retry_works(registry) -> None:
-    import sys
-    import types
+def test_a_device_module_hook_that_raises_is_one_warning_then_a_retry_works(registry) -> None:
+    good = torch.acc.get_device_interface
 
-    name = "torch_acc._dynamo.device_interface"
-    good = sys.modules[name]
-    broken = types.ModuleType(name)
-
-    def fail(attribute: str) -> object:
+    def fail() -> type:
         raise RuntimeError("firmware mismatch")
 
-    broken.__getattr__ = fail  # type: ignore[method-assign]
     _drop_acc(registry)
-    sys.modules[name] = broken
+    torch.acc.get_device_interface = fail
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            registry._register_privateuse1_interface_by_convention()
-        (warning,) = [w for w in caught if name in str(w.message)]
-        assert "reading 'DeviceInterface' failed" in str(warning.message)
+            registry.get_registered_device_interfaces()
+        (warning,) = [w for w in caught if "get_device_interface" in str(w.message)]
         assert "firmware mismatch" in str(warning.message)
         assert _acc_entries(registry) == {}
     finally:
-        sys.modules[name] = good
+        torch.acc.get_device_interface = good
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        registry._register_privateuse1_interface_by_convention()
+        registry.get_registered_device_interfaces()  # asked again: now it works
     assert set(_acc_entries(registry)) == {"acc"}  # indexed names resolve by type
 
 

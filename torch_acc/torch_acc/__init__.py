@@ -2,9 +2,9 @@
 
 ``import torch_acc`` renames PrivateUse1 to ``acc``, registers ``torch.acc``
 and the generated tensor/module/storage methods. It imports neither Dynamo nor
-Inductor: its compile-time pieces are found through public extension points
-(``torch_acc._dynamo.device_interface`` by convention, ``torch_acc._inductor``
-through registration).
+Inductor: its compile-time pieces are found through hooks on the device module
+``torch.acc`` (``get_device_interface`` for Dynamo's device registry,
+``_inductor_backend_init`` for Inductor), which import them when first needed.
 """
 
 import sys

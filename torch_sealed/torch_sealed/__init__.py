@@ -8,9 +8,9 @@ so a wrapper that calls a kernel without opening its memory faults at once.
 ``device_count``, ``current_device``, ``set_device``.
 
 ``import torch_sealed`` renames PrivateUse1 to ``sealed``. It imports neither
-Dynamo nor Inductor: its DeviceInterface is found by convention
-(``torch_sealed._dynamo.device_interface``) and its Inductor backend through
-``torch.sealed._inductor_backend_init``.
+Dynamo nor Inductor: Dynamo's device registry asks
+``torch.sealed.get_device_interface()`` and Inductor
+``torch.sealed._inductor_backend_init()`` when they first need them.
 """
 
 import torch

@@ -42,6 +42,14 @@ def set_device(device: torch.device | str | int) -> None:
 _unsealed = _C._unsealed
 
 
+def get_device_interface() -> type:
+    """sealed's DeviceInterface: PyTorch's hook on the device module, which
+    Dynamo's device registry calls when it first needs sealed."""
+    from ._dynamo.device_interface import registered_class
+
+    return registered_class()
+
+
 def _inductor_backend_init() -> None:
     """Registers sealed's Inductor backend: PyTorch's lazy hook on the device
     module, called when Inductor first needs sealed's backend."""

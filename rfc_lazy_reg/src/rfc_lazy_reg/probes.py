@@ -6,38 +6,37 @@ import json
 import subprocess
 import sys
 
-from rfc_shared.conformance.harness import (
-    NotApplicable,
-    check,
-    convention_module,
-    subject,
-)
+from rfc_shared.conformance.harness import NotApplicable, check, subject
 from rfc_shared.conformance.probes import probe
 
 
-@probe("lazy_reg.convention", "the convention module's interface is registered lazily")
-def _convention() -> str:
+@probe(
+    "lazy_reg.device_module_hook",
+    "the interface torch.<backend>.get_device_interface() gives is registered when first needed",
+)
+def _device_module_hook() -> str:
     name = subject().name
-    if convention_module() is None:
+    if getattr(subject().module, "get_device_interface", None) is None:
         raise NotApplicable(
-            f"the backend's package has no convention module torch_{name}._dynamo."
-            "device_interface: it registers its DeviceInterface itself"
+            f"torch.{name} has no get_device_interface(): the backend registers its "
+            "DeviceInterface itself"
         )
+    # The package that registered the device module (torch_acc for torch.acc).
+    top = subject().module.__name__.split(".")[0]
     code = (
-        "import json, sys, torch, importlib\n"
-        f"importlib.import_module('torch_{name}')\n"
+        "import importlib, json, sys, torch\n"
+        f"importlib.import_module({top!r})\n"
         "light = 'torch._dynamo' not in sys.modules\n"
         "from torch._dynamo.device_interface import get_interface_for_device\n"
         "try:\n"
         f"    found = get_interface_for_device('{name}')\n"
-        "    origin = [c.__module__ for c in found.__mro__]\n"
+        f"    same = found is torch.{name}.get_device_interface()\n"
         "except NotImplementedError as e:\n"
-        "    origin = str(e)\n"
-        "print(json.dumps([light, origin]))\n"
+        "    same = str(e)\n"
+        "print(json.dumps([light, same]))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    light, origin = json.loads(done.stdout.strip().splitlines()[-1])
-    check(light, f"import torch_{name} imported torch._dynamo")
-    module = f"torch_{name}._dynamo.device_interface"
-    check(isinstance(origin, list) and module in origin, f"first Dynamo lookup: {origin}")
-    return f"{module}.DeviceInterface registered on first use; import stays light"
+    light, same = json.loads(done.stdout.strip().splitlines()[-1])
+    check(light, f"import {top} imported torch._dynamo")
+    check(same is True, f"first Dynamo lookup of {name!r}: {same}")
+    return f"torch.{name}.get_device_interface() registered on first use; import stays light"

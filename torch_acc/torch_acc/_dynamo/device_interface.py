@@ -1,10 +1,11 @@
-"""acc's ``DeviceInterface``, at the path the lazy-registration convention
-(pytorch/pytorch#191314) looks for: ``torch_<backend>._dynamo.device_interface``.
+"""acc's ``DeviceInterface``.
 
 The class is duck-typed: it does not inherit from
 ``torch._dynamo.device_interface.DeviceInterface`` and this module does not
-import ``torch._dynamo``, so that ``import torch_acc`` stays light. Dynamo and
-Inductor call exactly these methods.
+import ``torch._dynamo``, so that ``import torch_acc`` stays light.
+``torch_acc.registration.device_interface()`` makes it a DeviceInterface
+subclass when Dynamo first asks ``torch.acc.get_device_interface()``. Dynamo
+and Inductor call exactly these methods.
 """
 
 from __future__ import annotations

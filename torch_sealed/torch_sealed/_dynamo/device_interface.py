@@ -1,13 +1,15 @@
-"""sealed's ``DeviceInterface``, at the path the lazy-registration convention
-(pytorch/pytorch#191314) looks for: ``torch_<backend>._dynamo.device_interface``.
+"""sealed's ``DeviceInterface``.
 
-Duck-typed (it does not import ``torch._dynamo``), and short: a host device
+Duck-typed (importing this module imports no ``torch._dynamo``; see
+:func:`registered_class`), and short: a host device
 without streams, events, ``synchronize`` or device properties implements the
 four methods every device needs and inherits the rest of DeviceInterface's
 defaults, among them ``is_gpu() -> False``.
 """
 
 from __future__ import annotations
+
+import functools
 
 from .. import sealed
 
@@ -19,3 +21,13 @@ class DeviceInterface:
     device_count = staticmethod(sealed.device_count)
     current_device = staticmethod(sealed.current_device)
     set_device = staticmethod(sealed.set_device)
+
+
+@functools.cache
+def registered_class() -> type:
+    """The interface as a ``torch._dynamo.device_interface.DeviceInterface``
+    subclass, what the registry takes (this imports Dynamo). Cached: one
+    class, whichever path registers it."""
+    from torch._dynamo.device_interface import DeviceInterface as Base
+
+    return type("SealedInterface", (DeviceInterface, Base), {"__module__": __name__})

@@ -49,12 +49,12 @@ def _ensure_device_interface() -> None:
 
     try:
         registry.get_interface_for_device("sealed")
-        return  # found by convention, or registered already
+        return  # found through torch.sealed.get_device_interface(), or registered
     except NotImplementedError:
         pass
-    from .._dynamo.device_interface import DeviceInterface as Sealed
+    from .._dynamo.device_interface import registered_class
 
-    interface = type("SealedInterface", (Sealed, registry.DeviceInterface), {})
+    interface = registered_class()
     if hasattr(registry, "register_interface_for_device_PrivateUse1"):
         registry.register_interface_for_device_PrivateUse1("sealed", interface)
     else:

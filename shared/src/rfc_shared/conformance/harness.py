@@ -95,45 +95,26 @@ def ask_each(question: Callable[[], object], **cases: type) -> dict[str, object]
 @functools.cache
 def base_interface() -> type:
     """The backend's DeviceInterface: the one registered when first asked, or
-    else the one its package provides by convention
-    (``torch_<name>._dynamo.device_interface``), made a subclass of Dynamo's
-    DeviceInterface. Remembered, so that variants registered later never
-    become the base of other variants.
+    else the one its device module gives (``torch.<name>.get_device_interface()``,
+    the hook the registry asks where lazy registration is applied).
+    Remembered, so that variants registered later never become the base of
+    other variants.
 
     Raises:
-        NotApplicable: the backend registered no interface and provides none
-            by convention, so there is nothing to vary.
+        NotApplicable: the backend registered no interface and its device
+            module gives none, so there is nothing to vary.
     """
     interfaces = registry()
     name = subject().name
     found = dict(interfaces.get_registered_device_interfaces()).get(name)
     if found is not None:
         return found
-    path = convention_module()
-    if path is None:
+    hook = getattr(subject().module, "get_device_interface", None)
+    if hook is None:
         raise NotApplicable(
-            f"torch.{name} registered no DeviceInterface and its package has no "
-            f"convention module torch_{name}._dynamo.device_interface"
+            f"torch.{name} registered no DeviceInterface and has no get_device_interface()"
         )
-    duck = importlib.import_module(path).DeviceInterface
-    if isinstance(duck, type) and issubclass(duck, interfaces.DeviceInterface):
-        return duck
-    return _adapted(duck)
-
-
-def convention_module() -> str | None:
-    """``torch_<name>._dynamo.device_interface`` if the backend's package
-    provides it (the lazy-registration convention), else None."""
-    path = f"torch_{subject().name}._dynamo.device_interface"
-    try:
-        return path if importlib.util.find_spec(path) is not None else None
-    except ModuleNotFoundError:  # no torch_<name> or no torch_<name>._dynamo
-        return None
-
-
-@functools.cache
-def _adapted(duck: type) -> type:
-    return type(duck.__name__, (duck, registry().DeviceInterface), {"__module__": __name__})
+    return hook()
 
 
 def _defines(klass: type, name: str, default: type) -> bool:
