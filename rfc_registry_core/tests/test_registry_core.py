@@ -37,9 +37,10 @@ def make_interface(count: int = 2, **overrides: Callable[..., object]) -> type:
 
 
 @pytest.fixture(autouse=True)
-def _backend_without_interface(privateuse1_backend: str) -> None:
-    """Start from a backend with no registered interface (acc may have been
-    registered by convention when lazy_reg is applied)."""
+def _backend_without_interface(privateuse1_backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Start from a backend with no registered interface, and none to find
+    (where lazy_reg is applied, the registry asks the device module for it)."""
+    monkeypatch.delattr(getattr(torch, privateuse1_backend), "get_device_interface", raising=False)
     module = di()
     module.get_registered_device_interfaces()
     for name in [n for n in module.device_interfaces if n.split(":")[0] == privateuse1_backend]:
