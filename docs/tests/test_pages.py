@@ -19,6 +19,7 @@ DOCS = Path(__file__).resolve().parents[1]
 ROOT = DOCS.parent
 TEMPLATE = [
     "Problem in the base",
+    "Upstream status",
     "Design",
     "Decisions",
     "Review history",

@@ -31,6 +31,13 @@ def _cuda() -> Any:
     return CudaInterface
 
 
+def _cuda_member(name: str, earlier: str) -> Any:
+    """CudaInterface's graph-capture member ``name``; the 2.13.0 and 2.11.0
+    series of the graph_capture slice call it ``earlier``."""
+    cuda = _cuda()
+    return getattr(cuda, name) if hasattr(cuda, name) else getattr(cuda, earlier)
+
+
 def _cuda_stream(stream: torch.Stream) -> torch.cuda.Stream:
     """The CUDA stream an acc stream is (over CUDA memory acc:i is CUDA device i)."""
     return torch.cuda.Stream(
@@ -117,7 +124,31 @@ class DeviceInterface:
 
     @staticmethod
     def is_gpu() -> bool:
+        # Also declared as BackendFeature.GPU below; a torch without
+        # backend_features() (stock 2.15) asks this method only.
         return is_gpu_mode()
+
+    @staticmethod
+    def backend_features(device: torch.types.Device = None) -> set[Any]:
+        """The framework-level BackendFeature members acc has (slice
+        ``backend_feature``; only a torch that has them calls this).
+
+        GPU-class in the gpu and cuda modes. Online softmax and graph capture
+        over CUDA memory only: Triton's interpreter, which runs acc's kernels
+        in gpu mode, cannot run Inductor's looped online-softmax kernels, and
+        graphs are CUDA graphs.
+        """
+        from torch._dynamo.device_interface import BackendFeature
+
+        if not is_gpu_mode():
+            return set()
+        if not is_cuda_mode():
+            return {BackendFeature.GPU}
+        return {
+            BackendFeature.GPU,
+            BackendFeature.ONLINE_SOFTMAX,
+            BackendFeature.GRAPH_CAPTURE,
+        }
 
     @staticmethod
     def get_cpp_device_options(
@@ -163,7 +194,7 @@ class DeviceInterface:
     Graph = torch.cuda.CUDAGraph
 
     @staticmethod
-    def graph(
+    def graph_capture(
         graph: torch.cuda.CUDAGraph,
         pool: tuple[int, int] | None = None,
         stream: torch.Stream | None = None,
@@ -180,8 +211,8 @@ class DeviceInterface:
     memory_snapshot = staticmethod(torch.cuda.memory_snapshot)
 
     @staticmethod
-    def use_graph_pool(device: int, pool: tuple[int, int]) -> Any:
-        return _cuda().use_graph_pool(device, pool)
+    def allocate_to_graph_pool(device: int, pool: tuple[int, int]) -> Any:
+        return _cuda_member("allocate_to_graph_pool", "use_graph_pool")(device, pool)
 
     @staticmethod
     def get_graph_pool_state(device: int, pool: tuple[int, int]) -> Any:
@@ -216,22 +247,32 @@ class DeviceInterface:
 
     # acc's blocks are CUDA's caching allocator's, with its deleter.
     @staticmethod
-    def has_standard_deleter(storage: int) -> bool:
-        return _cuda().has_standard_deleter(storage)
+    def owns_graph_pool_block(storage: int) -> bool:
+        return _cuda_member("owns_graph_pool_block", "has_standard_deleter")(storage)
 
     @staticmethod
-    def free_and_remove_deleter(storage: int) -> None:
-        _cuda().free_and_remove_deleter(storage)
+    def free_graph_pool_block(storage: int) -> None:
+        _cuda_member("free_graph_pool_block", "free_and_remove_deleter")(storage)
 
     @staticmethod
-    def graph_recording_guard(*, warmup: bool) -> Any:
+    def graph_recording_setup_context(*, warmup: bool) -> Any:
         # acc's matmuls and convolutions are cuBLAS's and cuDNN's.
         if not is_cuda_mode():
             return contextlib.nullcontext()
-        return _cuda().graph_recording_guard(warmup=warmup)
+        setup = _cuda_member("graph_recording_setup_context", "graph_recording_guard")
+        return setup(warmup=warmup)
 
     @staticmethod
-    def graph_recording_modes(*, capture: bool, record_history: bool = False) -> Any:
+    def graph_recording_execution_context(*, capture: bool, record_history: bool = False) -> Any:
         if not is_cuda_mode():
             return contextlib.nullcontext()
-        return _cuda().graph_recording_modes(capture=capture, record_history=record_history)
+        execution = _cuda_member("graph_recording_execution_context", "graph_recording_modes")
+        return execution(capture=capture, record_history=record_history)
+
+    # The 2.13.0 and 2.11.0 series of the graph_capture slice ask these names.
+    graph = graph_capture
+    use_graph_pool = allocate_to_graph_pool
+    has_standard_deleter = owns_graph_pool_block
+    free_and_remove_deleter = free_graph_pool_block
+    graph_recording_guard = graph_recording_setup_context
+    graph_recording_modes = graph_recording_execution_context
