@@ -72,7 +72,7 @@ def capturing(log: list[Any]) -> type:
     state = object()
 
     @contextlib.contextmanager
-    def graph(
+    def graph_capture(
         graph: _Graph, pool: Any = None, stream: Any = None, capture_error_mode: str = "global"
     ):
         log.append(("capture", pool, capture_error_mode))
@@ -80,8 +80,8 @@ def capturing(log: list[Any]) -> type:
             yield
 
     @contextlib.contextmanager
-    def use_graph_pool(device: int, pool: tuple[int, int]):
-        log.append(("use_graph_pool", device, pool))
+    def allocate_to_graph_pool(device: int, pool: tuple[int, int]):
+        log.append(("allocate_to_graph_pool", device, pool))
         yield
 
     def set_graph_pool_state(device: int, pool_state: object, live: list, dead: list) -> None:
@@ -90,16 +90,16 @@ def capturing(log: list[Any]) -> type:
     return variant(
         supports_graph_capture=lambda: True,
         Graph=lambda: _Graph(log),
-        graph=graph,
+        graph_capture=graph_capture,
         graph_pool_handle=lambda: (0, 7),
-        use_graph_pool=use_graph_pool,
+        allocate_to_graph_pool=allocate_to_graph_pool,
         get_graph_pool_state=lambda device, pool: log.append("get_graph_pool_state") or state,
         set_graph_pool_state=set_graph_pool_state,
         check_graph_pool_live_allocations=lambda device, pool, ptrs: True,
         memory_snapshot=lambda: [],
-        has_standard_deleter=lambda storage: True,
+        owns_graph_pool_block=lambda storage: True,
         # A real pool would take the block back; acc's host memory stays with its owner.
-        free_and_remove_deleter=lambda storage: log.append("free_and_remove_deleter"),
+        free_graph_pool_block=lambda storage: log.append("free_graph_pool_block"),
     )
 
 
@@ -141,7 +141,7 @@ def test_reduce_overhead_records_and_replays_through_the_interface(acc: str, ski
 
     warm = compiled(x, w)
     torch.testing.assert_close(warm.cpu(), want)
-    assert ("use_graph_pool", 0, (0, 7)) in log and "replay" not in log
+    assert ("allocate_to_graph_pool", 0, (0, 7)) in log and "replay" not in log
 
     recorded = compiled(x, w)
     torch.testing.assert_close(recorded.cpu(), want)
@@ -155,7 +155,7 @@ def test_reduce_overhead_records_and_replays_through_the_interface(acc: str, ski
     del log[:]
     replayed = compiled(x, w)
     assert log.count("replay") == 1 and "Graph" not in log
-    assert "free_and_remove_deleter" in log
+    assert "free_graph_pool_block" in log
     assert replayed.device == torch.device(acc, 0)
     assert replayed.data_ptr() == ptr  # the recording's output memory
     torch.testing.assert_close(replayed.cpu(), want)  # the static inputs did not change

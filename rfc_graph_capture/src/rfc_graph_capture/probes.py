@@ -24,18 +24,18 @@ def _unused(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("the probe records no graph")
 
 
-# What a declaration of graph capture must come with; the gate probe never
-# records, so these are never called.
-_POOL_MEMBERS = (
-    "graph_pool_handle",
-    "use_graph_pool",
-    "get_graph_pool_state",
-    "set_graph_pool_state",
-    "check_graph_pool_live_allocations",
-    "memory_snapshot",
-    "has_standard_deleter",
-    "free_and_remove_deleter",
-)
+# The members a backend with streams already has; the gate probe stubs the
+# other members a declaration of graph capture must come with, and never
+# records, so the stubs are never called.
+_STREAM_MEMBERS = ("device", "current_stream", "stream", "synchronize")
+
+
+def _graph_capture_stubs() -> dict[str, Any]:
+    """Stand-ins for what the torch in use requires of an interface that
+    declares graph capture (nothing on stock torch)."""
+    registry = importlib.import_module("torch._dynamo.device_interface")
+    required = getattr(registry, "_GRAPH_CAPTURE_INTERFACE_MEMBERS", ())
+    return {name: _unused for name in required if name not in _STREAM_MEMBERS}
 
 
 def _declares_graph_capture(interface: type) -> bool:
@@ -52,7 +52,7 @@ def _gate() -> str:
     if not exposes_streams(base_interface()):
         raise NotApplicable(f"{device.type} has no streams to capture graphs on")
     node = torch.fx.Graph().placeholder("x")
-    stubs = dict.fromkeys(_POOL_MEMBERS, _unused)
+    stubs = _graph_capture_stubs()
     answers = ask_each(
         lambda: utils.check_multiple_devices_or_any_cpu_nodes({device: node}),
         declares=variant(supports_graph_capture=lambda: True, **stubs),
