@@ -23,7 +23,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="replace only the cases run in an existing --out/bench.json, keep the others",
     )
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="one pair per case on the least work, no warm-up, nothing written: does every "
+        "case still run? (CI runs this; its figures mean nothing)",
+    )
     args = parser.parse_args(argv)
+    if args.smoke and (args.out or args.update):
+        parser.error("--smoke writes nothing: leave out --out and --update")
     names = args.cases.split(",") if args.cases else list(CASES)
     unknown = [n for n in names if n not in CASES]
     if unknown:
@@ -34,8 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         report = run(
             [CASES[n] for n in names],
-            args.rounds,
+            1 if args.smoke else args.rounds,
             progress=lambda line: print(line, file=sys.stderr, flush=True),
+            smoke=args.smoke,
         )
     except BenchError as e:
         print(f"error: {e}", file=sys.stderr)

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .cases import Case, Side
+from .cases import SMOKE, Case, Side
 
 
 class BenchError(RuntimeError):
@@ -46,14 +46,25 @@ def measure(side: Side, env: dict[str, str] | None = None) -> float:
 
 
 def run_case(
-    case: Case, rounds: int, progress: Callable[[str], None] = lambda line: None
+    case: Case,
+    rounds: int,
+    progress: Callable[[str], None] = lambda line: None,
+    smoke: bool = False,
 ) -> dict[str, Any]:
+    """Measures ``case``: a warm-up pair, then ``rounds`` interleaved A/B pairs.
+
+    With ``smoke``, one pair on the least work that runs each side's code
+    (:data:`~rfc_shared.bench.cases.SMOKE`), no warm-up: its figures mean nothing,
+    it shows that the case still runs.
+    """
+    env = {SMOKE: "1"} if smoke else None
     a, b = SideResult(case.a.label, []), SideResult(case.b.label, [])
-    measure(case.a), measure(case.b)  # warm caches (bytecode, Inductor) on both sides
+    if not smoke:
+        measure(case.a), measure(case.b)  # warm caches (bytecode, Inductor) on both sides
     for number in range(1, rounds + 1):
         progress(f"{case.name}: round {number}/{rounds}")
-        a.samples.append(measure(case.a))
-        b.samples.append(measure(case.b))
+        a.samples.append(measure(case.a, env))
+        b.samples.append(measure(case.b, env))
     ratio = a.stats["median"] / b.stats["median"]
     if case.ratio == "speed":
         ratio = 1 / ratio
@@ -100,9 +111,13 @@ def machine() -> dict[str, Any]:
 
 
 def run(
-    cases: Sequence[Case], rounds: int, progress: Callable[[str], None] = lambda line: None
+    cases: Sequence[Case],
+    rounds: int,
+    progress: Callable[[str], None] = lambda line: None,
+    smoke: bool = False,
 ) -> dict[str, Any]:
-    return {"machine": machine(), "results": [run_case(c, rounds, progress) for c in cases]}
+    results = [run_case(c, rounds, progress, smoke) for c in cases]
+    return {"machine": machine(), "results": results}
 
 
 def markdown(report: dict[str, Any]) -> str:
