@@ -1,5 +1,7 @@
 """The helpers tests use to run code in a fresh interpreter."""
 
+from pathlib import Path
+
 import pytest
 
 from rfc_shared.testing.helpers import run_python
@@ -34,3 +36,26 @@ def test_a_child_that_exits_with_an_error_reports_its_status_and_its_stderr() ->
     assert "exit status 1" in report
     assert "stdout, last lines:\n(nothing)" in report
     assert report.endswith("no device\n")
+
+
+def test_a_backend_named_with_a_digit_is_explained(tmp_path: Path) -> None:
+    # rename_privateuse1_backend() takes "npu3"; registering its device module
+    # then fails with "Invalid device string", which says nothing of the rule.
+    (tmp_path / "torch_npu3.py").write_text(
+        "import torch, types\n"
+        "torch.utils.rename_privateuse1_backend('npu3')\n"
+        "torch._register_device_module('npu3', types.ModuleType('npu3'))\n"
+    )
+    done = run_python(
+        """
+        from rfc_shared.testing.backends import BackendNameError, ensure_privateuse1_backend
+        try:
+            ensure_privateuse1_backend("torch_npu3")
+        except BackendNameError as e:
+            print(e)
+        """,
+        slices="none",
+        env={"PYTHONPATH": str(tmp_path)},
+    )
+    assert "'npu3', which no torch.device accepts" in done.stdout
+    assert "letters and underscores" in done.stdout

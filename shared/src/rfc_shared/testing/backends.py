@@ -33,6 +33,31 @@ def backend_package() -> str | None:
     return os.environ.get(ENV_BACKEND, "").strip() or None
 
 
+class BackendNameError(ValueError):
+    """The backend renamed PrivateUse1 to a name no device string can hold."""
+
+
+def _explain_an_impossible_name(package: str, cause: BaseException | None = None) -> None:
+    """Raise BackendNameError if ``package`` renamed PrivateUse1 to a name that
+    ``torch.device`` rejects: ``rename_privateuse1_backend()`` accepts any
+    string, and the first ``torch.device`` of it (``_register_device_module``
+    makes one) fails with "Invalid device string"."""
+    import torch
+
+    name = torch._C._get_privateuse1_backend_name()
+    if name == _UNRENAMED:
+        return
+    try:
+        torch.device(name)
+    except RuntimeError:
+        raise BackendNameError(
+            f"{package!r} renamed the PrivateUse1 backend to {name!r}, which no torch.device "
+            "accepts: a device type is made of letters and underscores only (no digits, no "
+            "'-' or '.'). Rename it, e.g. to "
+            f"{''.join(c for c in name if c.isalpha() or c == '_') or 'mydevice'!r}."
+        ) from cause
+
+
 def ensure_privateuse1_backend(package: str | None = None) -> str:
     """Return the PrivateUse1 backend's name, setting one up if needed.
 
@@ -41,6 +66,8 @@ def ensure_privateuse1_backend(package: str | None = None) -> str:
 
     Raises:
         BackendNotFoundError: the package cannot be imported.
+        BackendNameError: the package renamed PrivateUse1 to a name that no
+            device string can hold (``npu3``).
         RuntimeError: the package imported but did not rename PrivateUse1.
     """
     import torch
@@ -60,7 +87,11 @@ def ensure_privateuse1_backend(package: str | None = None) -> str:
         raise BackendNotFoundError(
             f"the backend under test {package!r} cannot be imported: {e}"
         ) from e
+    except RuntimeError as e:
+        _explain_an_impossible_name(package, e)
+        raise
     name = torch._C._get_privateuse1_backend_name()
+    _explain_an_impossible_name(package)
     if name == _UNRENAMED:
         raise RuntimeError(
             f"importing {package!r} did not rename the PrivateUse1 backend; name the "
