@@ -1,12 +1,13 @@
-"""backend_feature on acc: opting into a feature changes each migrated site;
-opting out reverts it; built-in devices answer as on stock torch, and
-compiled optimizers trace as on stock torch."""
+"""backend_feature on acc: what acc's DeviceInterface declares in
+backend_features() changes each migrated site, declaring nothing reverts it,
+is_gpu() answers BackendFeature.GPU, built-in devices answer as on stock
+torch, and compiled optimizers trace as on stock torch."""
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 from types import SimpleNamespace
+from unittest import mock
 
 import pytest
 import torch
@@ -19,47 +20,65 @@ pytestmark = pytest.mark.slice("backend_feature")
 
 
 def features(*names: str) -> classmethod:
-    from torch.utils._backend_features import BackendFeature
+    """A backend_features() declaring the named BackendFeature members."""
+    from torch._dynamo.device_interface import BackendFeature
 
-    chosen = frozenset(BackendFeature[name] for name in names)
-    return classmethod(lambda cls, device=None: chosen)
+    chosen = {BackendFeature[name] for name in names}
+    return classmethod(lambda cls, device=None: set(chosen))
 
 
 @pytest.fixture
 def acc(privateuse1_backend: str) -> torch.device:
+    from torch_acc.registration import ensure_device_interface
+
+    ensure_device_interface()
     return torch.device(privateuse1_backend, 0)
 
 
-def test_gpu_is_declared_by_is_gpu(acc: torch.device) -> None:
+def has(device: torch.device, name: str) -> bool:
+    from torch._dynamo.device_interface import BackendFeature
+    from torch._inductor.codegen.common import has_backend_feature
+
+    return has_backend_feature(device, BackendFeature[name])
+
+
+def test_acc_declares_what_its_mode_has(acc: torch.device) -> None:
+    from torch._dynamo.device_interface import BackendFeature, get_interface_for_device
+
+    from torch_acc._mode import is_cuda_mode, is_gpu_mode
+
+    declared = get_interface_for_device(acc).backend_features(acc)
+    assert (BackendFeature.GPU in declared) == is_gpu_mode()
+    assert (BackendFeature.ONLINE_SOFTMAX in declared) == is_cuda_mode()
+    assert has(acc, "GPU") == is_gpu_mode()
+    assert not has(acc, "FP16_FFT")
+
+
+def test_is_gpu_answers_gpu(acc: torch.device) -> None:
+    """One answerer: where is_gpu() and backend_features() disagree, is_gpu()
+    decides, in GPU_TYPES and in has_backend_feature() alike; no error."""
     from torch._inductor.utils import GPU_TYPES, is_gpu
-    from torch.utils._backend_features import BackendFeature, get_device_backend_features
 
-    register(variant(is_gpu=lambda: True))
-    assert get_device_backend_features(acc) == {BackendFeature.GPU}
-    assert is_gpu(acc.type) and acc.type in GPU_TYPES
-    register(variant(is_gpu=lambda: False))
-    assert get_device_backend_features(acc) == frozenset()
-    assert not is_gpu(acc.type) and acc.type not in GPU_TYPES
+    register(variant(is_gpu=lambda: False, backend_features=features("GPU")))
+    assert not has(acc, "GPU") and not is_gpu(acc.type) and acc.type not in GPU_TYPES
+    register(variant(is_gpu=lambda: True, backend_features=features()))
+    assert has(acc, "GPU") and is_gpu(acc.type) and acc.type in GPU_TYPES
 
 
-def test_an_is_gpu_that_calls_super_does_not_recurse(acc: torch.device) -> None:
-    from torch.utils._backend_features import get_device_backend_features
+def test_is_gpu_is_derived_where_not_overridden(acc: torch.device) -> None:
+    from torch._dynamo.device_interface import DeviceInterface
 
-    def is_gpu(cls: type) -> bool:
-        return super(interface, cls).is_gpu()
-
-    interface = variant(is_gpu=classmethod(is_gpu))
-    register(interface)
-    assert interface.is_gpu()  # acc's own answer, from the class above
-    assert get_device_backend_features(acc) == interface.backend_features()
+    derived = classmethod(DeviceInterface.is_gpu.__func__)
+    register(variant(is_gpu=derived, backend_features=features("GPU")))
+    assert has(acc, "GPU")
+    register(variant(is_gpu=derived, backend_features=features()))
+    assert not has(acc, "GPU")
 
 
-def test_a_feature_set_contradicting_is_gpu_is_refused(acc: torch.device) -> None:
-    from torch.utils._backend_features import get_device_backend_features
-
-    register(variant(is_gpu=lambda: True, backend_features=features("FP16_FFT")))
-    with pytest.raises(TypeError, match="declare BackendFeature.GPU through is_gpu"):
-        get_device_backend_features(acc)
+def test_a_code_generation_member_in_the_interface_is_refused(acc: torch.device) -> None:
+    register(variant(backend_features=features("GPU", "FOREACH")))
+    with pytest.raises(TypeError, match="declares BackendFeature.FOREACH, which the Inductor"):
+        has(acc, "ONLINE_SOFTMAX")
 
 
 def test_fp16_fft_follows_the_feature(acc: torch.device) -> None:
@@ -67,7 +86,7 @@ def test_fp16_fft_follows_the_feature(acc: torch.device) -> None:
 
     register(variant(is_gpu=lambda: True, backend_features=features("GPU", "FP16_FFT")))
     assert _promote_type_fft(torch.float16, False, acc) == torch.float16
-    register(variant(is_gpu=lambda: True))  # acc as it ships: no half FFT
+    register(variant(is_gpu=lambda: True, backend_features=features("GPU")))
     with pytest.raises(RuntimeError, match="Unsupported dtype torch.float16"):
         _promote_type_fft(torch.float16, False, acc)
 
@@ -79,39 +98,47 @@ def softmax_match(device: torch.device) -> SimpleNamespace:
     )
 
 
-def test_online_softmax_is_the_schedulings_to_declare(acc: torch.device) -> None:
+def test_online_softmax_follows_the_interface(acc: torch.device) -> None:
     from torch._inductor import config
     from torch._inductor.codegen import common
-    from torch._inductor.codegen.common import BackendFeature
     from torch._inductor.fx_passes.post_grad import prepare_softmax_extra_check
-    from torch.utils._ordered_set import OrderedSet
 
-    from torch_acc.registration import register_inductor_backend
+    with (
+        config.patch(online_softmax=True),
+        mock.patch.object(common, "init_backend_registration") as init,
+        mock.patch.object(common, "get_scheduling_for_device") as scheduling,
+    ):
+        register(variant(is_gpu=lambda: True, backend_features=features("GPU")))
+        assert not prepare_softmax_extra_check(softmax_match(acc))
+        register(variant(is_gpu=lambda: True, backend_features=features("GPU", "ONLINE_SOFTMAX")))
+        assert prepare_softmax_extra_check(softmax_match(acc))
+    # Asked of the interface: no scheduling built, no backend registration run.
+    init.assert_not_called()
+    scheduling.assert_not_called()
 
-    register_inductor_backend()  # GPU-class acc: Triton scheduling
-    common.init_backend_registration()  # before saving: it registers once per process
-    saved = dict(common.device_codegens)
-    scheduling = common.get_scheduling_for_device(acc.type)
 
-    class Declaring(scheduling):  # type: ignore[misc, valid-type]
-        @classmethod
-        def get_backend_features(cls, device: torch.device) -> OrderedSet[BackendFeature]:
-            return OrderedSet(
-                [*super().get_backend_features(device), BackendFeature.ONLINE_SOFTMAX]
-            )
+@pytest.mark.parametrize("declared", [False, True])
+def test_compiled_softmax_on_acc(acc: torch.device, declared: bool) -> None:
+    """End to end: the rewrite happens exactly where acc declares it. A row
+    short enough for one block: Triton's interpreter (acc's gpu mode) runs
+    that kernel, not the looped one."""
+    from torch._inductor.utils import run_and_get_code
 
-    try:
-        with config.patch(online_softmax=True):
-            # acc as it ships: its kernels run in Triton's interpreter, which
-            # cannot run the online-softmax kernels, so it declares nothing.
-            assert not prepare_softmax_extra_check(softmax_match(acc))
-            common.device_codegens[acc.type] = dataclasses.replace(
-                common.device_codegens[acc.type], scheduling=Declaring
-            )
-            assert prepare_softmax_extra_check(softmax_match(acc))
-    finally:
-        common.device_codegens.clear()
-        common.device_codegens.update(saved)
+    from torch_acc._mode import is_gpu_mode
+
+    if not is_gpu_mode():
+        pytest.skip("acc generates C++ kernels in host mode; online softmax is Triton's")
+    names = ("GPU", "ONLINE_SOFTMAX") if declared else ("GPU",)
+    register(variant(is_gpu=lambda: True, backend_features=features(*names)))
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return torch.softmax(x, dim=-1)
+
+    x = torch.randn(8, 300, device=acc)
+    torch._dynamo.reset()
+    out, (code, *_) = run_and_get_code(torch.compile(fn), x)
+    torch.testing.assert_close(out.cpu(), fn(x.cpu()))
+    assert ("prepare_softmax_online" in code) == declared
 
 
 def functional_adam_on(device: torch.device) -> None:
@@ -158,14 +185,11 @@ def adam_step_on(device: torch.device) -> None:
 
 @pytest.mark.parametrize("device", ["cpu", "acc"])
 def test_compiled_optimizers_trace_in_one_graph(device: str, acc: torch.device) -> None:
-    """The review's regression: the graph-capture check, asked from traced
-    code, must be folded rather than "marked as skipped"."""
-    from torch.utils._backend_features import device_has_backend_feature  # the slice's
+    """The graph-capture check, asked from traced code, is folded into a
+    constant rather than "marked as skipped"."""
+    from torch.optim.optimizer import _device_captures_graphs  # the slice's
 
-    from torch_acc.registration import ensure_device_interface
-
-    ensure_device_interface()
-    assert callable(device_has_backend_feature)
+    assert callable(_device_captures_graphs)
     functional_adam_on(torch.device(device))
     adam_step_on(torch.device(device))
 
@@ -174,7 +198,7 @@ def test_a_device_that_captures_graphs_falls_back_to_eager(acc: torch.device) ->
     register(variant(is_gpu=lambda: True, backend_features=features("GPU", "GRAPH_CAPTURE")))
     with pytest.raises(torch._dynamo.exc.Unsupported, match="disable"):
         functional_adam_on(acc)
-    register(variant(is_gpu=lambda: True))
+    register(variant(is_gpu=lambda: True, backend_features=features("GPU")))
     functional_adam_on(acc)
 
 
@@ -194,7 +218,7 @@ def half_fft(device):
 names = ["cuda", "xpu", "mtia", "mps", "cpu", "meta"]  # PyTorch's own
 fft = {n: half_fft(n) for n in names}
 light = light and "torch._dynamo" not in sys.modules
-names.append("hpu")  # no DeviceInterface in PyTorch: the slice asks the registry
+names.append("hpu")  # no DeviceInterface in PyTorch
 fft["hpu"] = half_fft("hpu")
 from torch._inductor import config
 from torch._inductor.fx_passes.post_grad import prepare_softmax_extra_check
@@ -204,6 +228,8 @@ for backend in ("triton", "halide"):
         softmax[backend] = {n: bool(prepare_softmax_extra_check(SimpleNamespace(
             kwargs={"x": SimpleNamespace(meta={"val": SimpleNamespace(device=torch.device(n))})})))
             for n in names}
+from torch._inductor.utils import GPU_TYPES, is_gpu
+gpu = {"types": sorted(GPU_TYPES), "is_gpu": {n: is_gpu(n) for n in names}}
 
 torch.manual_seed(0)
 model = torch.nn.Linear(3, 2)
@@ -212,13 +238,13 @@ model(torch.randn(5, 3)).sum().backward()
 opt.step()
 with torch.no_grad():
     torch.compile(inspect.unwrap(torch.optim.Adam.step), backend="eager", fullgraph=True)(opt)
-print(json.dumps({"light": light, "fft": fft, "softmax": softmax,
+print(json.dumps({"light": light, "fft": fft, "softmax": softmax, "gpu": gpu,
                   "adam": [p.tolist() for p in model.parameters()]}))
 """
 
 
 def test_builtin_devices_get_the_stock_answers() -> None:
-    from torch.utils._backend_features import BackendFeature
+    from torch._dynamo.device_interface import BackendFeature
 
     assert BackendFeature.GRAPH_CAPTURE  # the slice is applied in this process
     stock = last_json(run_python(BUILTIN, slices="none"))

@@ -175,11 +175,15 @@ def _visible_devices(value: object) -> None:
 
 
 def _features(features: object) -> None:
-    from torch.utils._backend_features import get_device_backend_features
+    """acc's backend_features() returns ``features`` (a callable is given the
+    BackendFeature enum) while Inductor asks for a framework-level member."""
+    from torch._dynamo.device_interface import BackendFeature
+    from torch._inductor.codegen.common import has_backend_feature
 
-    declared = classmethod(lambda cls, device=None: features)
+    value = features(BackendFeature) if callable(features) else features
+    declared = classmethod(lambda cls, device=None: value)
     with _acc_replaced_by(_interface(backend_features=declared)):
-        get_device_backend_features("acc")
+        has_backend_feature("acc", BackendFeature.ONLINE_SOFTMAX)
 
 
 def _selection(value: str) -> None:
@@ -475,7 +479,15 @@ MISTAKES: tuple[Mistake, ...] = (
         "returns names instead of BackendFeature members",
         lambda: _features(["GPU"]),
         TypeError,
-        r"backend_features\(\) must return a set of framework-level BackendFeature members",
+        r"backend_features\(\) must return a set of BackendFeature members, got \['GPU'\]",
+    ),
+    Mistake(
+        "DeviceInterface.backend_features",
+        "declares a code-generation member, which the scheduling answers",
+        lambda: _features(lambda feature: {feature.GPU, feature.FOREACH}),
+        TypeError,
+        r"backend_features\(\) declares BackendFeature.FOREACH, which the Inductor "
+        r"scheduling registered for the device declares instead",
     ),
     # lazy_reg
     Mistake(

@@ -156,11 +156,12 @@ def snapshot():
         "inductor_backends": sorted(common.device_codegens),
         "op_overrides": sorted(common.device_op_overrides_dict),
         "constant_types": sorted(t.__qualname__ for t in constant_types),
-        # Functions of modules the slices add to torch (backend_feature's
-        # capability queries, which Dynamo folds) have no stock counterpart.
+        # Functions the slices add to torch for Dynamo to fold (backend_feature's
+        # graph-capture question of the optimizer) have no stock counterpart.
         "torch_obj_rules": len([
             fn for fn in trace_rules.get_torch_obj_rule_map()
-            if getattr(fn, "__module__", None) not in NEW_MODULES
+            if f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', None)}"
+            not in NEW_RULES
         ]),
         "privateuse1": torch._C._get_privateuse1_backend_name(),
         "accelerator": str(torch.accelerator.current_accelerator()),
@@ -171,7 +172,7 @@ def snapshot():
         ),
     }
 
-NEW_MODULES = ("torch.utils._backend_features",)
+NEW_RULES = ("torch.optim.optimizer._device_captures_graphs",)
 before = snapshot()
 """
 # The registries before and after compiling the corpus for cpu, and the corpus'

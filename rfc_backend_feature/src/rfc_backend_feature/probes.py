@@ -2,43 +2,55 @@
 
 from __future__ import annotations
 
-import importlib
+from types import ModuleType, SimpleNamespace
+from typing import Any
 
 import torch
 
-from rfc_shared.conformance.harness import ProbeFailure, ask_each, check, subject, variant
+from rfc_shared.conformance.harness import ask_each, check, registry, subject, variant
 from rfc_shared.conformance.probes import probe
 
 
-def _features_module():
-    try:
-        return importlib.import_module("torch.utils._backend_features")
-    except ImportError as e:
-        raise ProbeFailure("torch.utils._backend_features does not exist") from e
+def _feature_enum() -> Any:
+    """``torch._dynamo.device_interface.BackendFeature``, with its
+    framework-level members; a probe failure where the torch in use has none."""
+    interfaces: ModuleType = registry()
+    feature = getattr(interfaces, "BackendFeature", None)
+    check(
+        feature is not None and hasattr(feature, "GPU"),
+        "torch._dynamo.device_interface has no BackendFeature with framework-level "
+        "members (GPU, ONLINE_SOFTMAX, ...)",
+    )
+    return feature
 
 
 def _declaring(*names: str) -> classmethod:
-    feature = _features_module().BackendFeature
-    chosen = frozenset(feature[name] for name in names)
-    return classmethod(lambda cls, device=None: chosen)
+    feature = _feature_enum()
+    chosen = {feature[name] for name in names}
+    return classmethod(lambda cls, device=None: set(chosen))
 
 
-@probe("backend_feature.gpu", "BackendFeature.GPU is declared through is_gpu()")
+@probe("backend_feature.gpu", "BackendFeature.GPU is declared in backend_features() or is_gpu()")
 def _feature_gpu() -> str:
-    features = _features_module()
+    feature = _feature_enum()
+    from torch._inductor.codegen.common import has_backend_feature
+
+    derived = classmethod(registry().DeviceInterface.is_gpu.__func__)
     answers = ask_each(
-        lambda: features.device_has_backend_feature(subject().name, features.BackendFeature.GPU),
-        gpu=variant(is_gpu=lambda: True),
-        not_gpu=variant(is_gpu=lambda: False),
+        lambda: has_backend_feature(subject().device, feature.GPU),
+        declared=variant(is_gpu=derived, backend_features=_declaring("GPU")),
+        undeclared=variant(is_gpu=derived, backend_features=_declaring()),
+        is_gpu=variant(is_gpu=lambda: True, backend_features=_declaring()),
+        not_is_gpu=variant(is_gpu=lambda: False, backend_features=_declaring("GPU")),
     )
-    check(answers == {"gpu": True, "not_gpu": False}, f"GPU feature answered {answers}")
-    return f"BackendFeature.GPU follows is_gpu(): {answers}"
+    expected = {"declared": True, "undeclared": False, "is_gpu": True, "not_is_gpu": False}
+    check(answers == expected, f"has_backend_feature(GPU) answered {answers}")
+    return f"BackendFeature.GPU from backend_features(), is_gpu() deciding: {answers}"
 
 
 @probe("backend_feature.fp16_fft", "FP16 FFT support is a backend feature")
 def _feature_fp16_fft() -> str:
-    features = _features_module()
-    check(hasattr(features.BackendFeature, "FP16_FFT"), "BackendFeature.FP16_FFT does not exist")
+    _feature_enum()
     from torch._refs.fft import _promote_type_fft
 
     def half_allowed() -> bool:
@@ -49,8 +61,50 @@ def _feature_fp16_fft() -> str:
 
     answers = ask_each(
         half_allowed,
-        declared=variant(is_gpu=lambda: True, backend_features=_declaring("GPU", "FP16_FFT")),
-        empty=variant(is_gpu=lambda: True, backend_features=_declaring("GPU")),
+        declared=variant(backend_features=_declaring("FP16_FFT")),
+        empty=variant(backend_features=_declaring()),
     )
     check(answers == {"declared": True, "empty": False}, f"half FFT allowed: {answers}")
     return f"half-precision FFT follows backend_features(): {answers}"
+
+
+@probe("backend_feature.online_softmax", "Inductor's online softmax is a backend feature")
+def _feature_online_softmax() -> str:
+    _feature_enum()
+    from torch._inductor import config
+    from torch._inductor.fx_passes.post_grad import prepare_softmax_extra_check
+
+    match = SimpleNamespace(
+        kwargs={"x": SimpleNamespace(meta={"val": SimpleNamespace(device=subject().device)})}
+    )
+
+    def rewritten() -> bool:
+        with config.patch(online_softmax=True):
+            return bool(prepare_softmax_extra_check(match))
+
+    answers = ask_each(
+        rewritten,
+        declared=variant(backend_features=_declaring("ONLINE_SOFTMAX")),
+        empty=variant(backend_features=_declaring()),
+    )
+    check(answers == {"declared": True, "empty": False}, f"softmax rewritten: {answers}")
+    return f"the online-softmax rewrite follows backend_features(): {answers}"
+
+
+@probe(
+    "backend_feature.optimizer_fallback",
+    "A compiled optimizer step falls back to eager by BackendFeature.GRAPH_CAPTURE",
+)
+def _feature_graph_capture() -> str:
+    _feature_enum()
+    from torch.optim import optimizer
+
+    captures = getattr(optimizer, "_device_captures_graphs", None)
+    check(captures is not None, "torch.optim.optimizer asks for graph capture by device name")
+    answers = ask_each(
+        lambda: captures(subject().device),
+        declared=variant(backend_features=_declaring("GRAPH_CAPTURE")),
+        empty=variant(backend_features=_declaring()),
+    )
+    check(answers == {"declared": True, "empty": False}, f"eager fallback taken: {answers}")
+    return f"the optimizer's eager fallback follows backend_features(): {answers}"

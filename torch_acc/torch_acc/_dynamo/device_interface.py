@@ -138,17 +138,19 @@ class DeviceInterface:
         in gpu mode, cannot run Inductor's looped online-softmax kernels, and
         graphs are CUDA graphs.
         """
-        from torch._dynamo.device_interface import BackendFeature
+        from torch._dynamo import device_interface
 
+        feature = device_interface.BackendFeature
         if not is_gpu_mode():
             return set()
         if not is_cuda_mode():
-            return {BackendFeature.GPU}
-        return {
-            BackendFeature.GPU,
-            BackendFeature.ONLINE_SOFTMAX,
-            BackendFeature.GRAPH_CAPTURE,
-        }
+            return {feature.GPU}
+        features = {feature.GPU, feature.GRAPH_CAPTURE}
+        # Where the interface answers online softmax: the 2.13.0 and 2.11.0
+        # series still ask the scheduling for it and refuse it here.
+        if feature.ONLINE_SOFTMAX in getattr(device_interface, "_FRAMEWORK_FEATURES", ()):
+            features.add(feature.ONLINE_SOFTMAX)
+        return features
 
     @staticmethod
     def get_cpp_device_options(
