@@ -125,17 +125,25 @@ def test_triton_missing_is_reported_for_a_gpu_whose_codegen_is_triton(acc: str) 
         torch.compile(lambda t: t.cos() + 1)(x)
 
 
-def test_importing_inductor_utils_initializes_no_device_runtime() -> None:
-    done = run_python(
-        """
-        import json, sys, torch
-        import torch._inductor.utils as utils
-        import torch._dynamo.device_interface as di
-        print(json.dumps([hasattr(utils, "_refresh_gpu_types"), torch.cuda.is_initialized(),
-                          "torch_acc" in sys.modules, type(utils.GPU_TYPES).__name__]))
-        """
-    )
-    assert last_json(done) == [True, False, False, "list"]
+NO_DEVICE_QUERY = """
+import json, sys, torch
+calls = []
+count = torch._C._cuda_getDeviceCount
+torch._C._cuda_getDeviceCount = lambda: calls.append(1) or count()
+import torch._inductor.lowering  # GPU_TYPES scanned, the registry initialized
+import torch._inductor.utils as utils
+print(json.dumps([len(calls), torch.cuda.is_initialized(), "torch_acc" in sys.modules,
+                  type(utils.GPU_TYPES).__name__, hasattr(utils, "_refresh_gpu_types")]))
+"""
+
+
+def test_importing_inductor_queries_no_device() -> None:
+    """The regression of #190326's first landing (upstream's
+    test_no_xpu_device_query_on_inductor_import, for CUDA): importing Inductor
+    counts no device, as on stock."""
+    stock = last_json(run_python(NO_DEVICE_QUERY, slices="none"))
+    assert stock == [0, False, False, "list", False]
+    assert last_json(run_python(NO_DEVICE_QUERY)) == [0, False, False, "list", True]
 
 
 BUILTIN = ["cuda", "xpu", "mtia", "mps", "cpu", "tpu", "meta", "cuda:0", "hpu", None]
