@@ -26,15 +26,15 @@ from torch._dynamo.variables import torch as torch_variables
 from torch._dynamo.variables import streams
 from torch._dynamo.variables.user_defined import UserDefinedClassVariable
 
-# Modules the slices add to torch: their functions have no stock counterpart
-# (backend_feature's capability queries, which Dynamo folds).
-NEW_MODULES = ("torch.utils._backend_features",)
+# Functions the slices add to torch for Dynamo to fold have no stock
+# counterpart (backend_feature's graph-capture question of the optimizer).
+NEW_FUNCTIONS = ("torch.optim.optimizer._device_captures_graphs",)
 
 def name(obj):
     return f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', repr(obj))}"
 
 def names(objs):
-    return sorted(n for n in map(name, objs) if n.rpartition(".")[0] not in NEW_MODULES)
+    return sorted(n for n in map(name, objs) if n not in NEW_FUNCTIONS)
 
 def stream_or_event(cls):
     return (
@@ -55,7 +55,7 @@ registered = {
 rules = sorted(
     f"{n}={v.__name__}"
     for n, v in ((name(k), v) for k, v in trace_rules.get_torch_obj_rule_map().items())
-    if n.rpartition(".")[0] not in NEW_MODULES
+    if n not in NEW_FUNCTIONS
 )
 print(json.dumps({
     "in_graph_classes": names(c for c in in_graph if not stream_or_event(c)),

@@ -43,7 +43,6 @@ def acc(privateuse1_backend: str) -> None:
 def observable_state() -> dict[str, Any]:
     """What a mistake must not change."""
     from torch._dynamo import device_interface, trace_rules
-    from torch._dynamo.variables import torch as torch_variables
     from torch._dynamo.variables.user_defined import UserDefinedClassVariable
     from torch._inductor import config
     from torch._inductor.codegen import common
@@ -57,11 +56,8 @@ def observable_state() -> dict[str, Any]:
         "in_graph_classes": frozenset(UserDefinedClassVariable._in_graph_classes()),
         "registered_trace_rules": dict(trace_rules._registered_device_trace_rules),
         # Rules the interfaces declare, and the functions they bind to slots.
-        "device_trace_rules": dict(trace_rules._device_interface_trace_rules()),
-        "bound_functions": {
-            slot: dict(torch_variables._out_of_tree_bound_functions(slot))
-            for slot in ("current_stream", "synchronize")
-        },
+        "device_trace_rules": dict(trace_rules._device_trace_rules),
+        "bound_functions": dict(trace_rules._device_interface_methods),
         "backends": dict(common.device_codegens),
         "op_overrides": dict(common.device_op_overrides_dict),
         "inductor_config": config.get_config_copy(),

@@ -83,7 +83,9 @@ def clear_derived_caches() -> None:
         cache = _resolve(module, dotted) if module is not None else None
         if cache is not None and hasattr(cache, "cache_clear"):
             cache.cache_clear()
-    # rfc1: GPU_TYPES is rescanned by registrations, not by a restore in place.
-    refresh = getattr(sys.modules.get("torch._inductor.utils"), "_refresh_gpu_types", None)
-    if refresh is not None:
-        refresh()
+    # What a registration clears or rebuilds (with the registry core applied:
+    # GPU_TYPES' rescan, rfc2's trace-rule table), which a restore in place
+    # bypasses.
+    clear = getattr(device_interface, "_clear_registry_caches", None)
+    if clear is not None:
+        clear()
