@@ -32,7 +32,7 @@ SITES = [
     "rfc3.cache_key",
     "rfc3.two_pass_gate",
     "rfc3.e2e_compile",
-    "lazy_reg.convention",
+    "lazy_reg.device_module_hook",
     "backend_feature.gpu",
 ]
 

@@ -88,7 +88,8 @@ def _inductor_registration_removed(name: str) -> Iterator[None]:
 
 @probe(
     "rfc3.backend_discovery",
-    "the backend's Inductor registration runs for its device, not for the CPU's",
+    "a compile runs torch.<backend>._inductor_backend_init while the backend is unregistered",
+    landed_in="2.15.0",
 )
 def _backend_discovery() -> str:
     common = _common()
@@ -107,16 +108,16 @@ def _backend_discovery() -> str:
             from rfc_shared.testing.compile_report import first_line
 
             raise ProbeFailure(
-                f"compiling a CPU function ran {name}'s Inductor registration, which "
-                f"raised: {type(e).__name__}: {first_line(e)[:160]}"
+                f"a compile ran {name}'s _inductor_backend_init, which raised: "
+                f"{type(e).__name__}: {first_line(e)[:160]}"
             ) from e
-        check(
-            name not in common.device_codegens,
-            f"compiling a CPU function registered {name}'s Inductor backend",
-        )
         scheduling = common.get_scheduling_for_device(name)
-        check(scheduling is not None, f"looking up {name}'s scheduling registered none")
-    return f"{name} registers when its backend is looked up: {scheduling.__name__}"
+        check(
+            scheduling is not None,
+            f"a compile left {name} without an Inductor backend: its "
+            "_inductor_backend_init registered none",
+        )
+    return f"the first compile registered {name}'s backend: {scheduling.__name__}"
 
 
 def _probe_config():
@@ -299,7 +300,7 @@ def _two_pass_gate() -> str:
 
 
 @probe(
-    "rfc3.kernel_call_guard",
+    "rfc3_followup.kernel_call_guard",
     "generated code enters the device's kernel_call_guard around each non-Triton kernel call",
 )
 def _kernel_call_guard() -> str:

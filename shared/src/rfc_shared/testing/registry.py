@@ -26,7 +26,6 @@ _STATE: tuple[tuple[str, str, Any], ...] = (
 # series key theirs on a registry generation instead, bumped here.)
 _DERIVED_CACHES: tuple[tuple[str, str], ...] = (
     ("torch._inductor.utils", "get_gpu_type"),
-    ("torch.utils._triton", "has_triton"),
     # Cached per device: an interface replaced by a test must be asked again.
     ("torch._inductor.runtime.hints", "DeviceProperties.create"),
     ("torch._dynamo.variables.user_defined", "UserDefinedClassVariable._in_graph_classes"),
