@@ -303,9 +303,9 @@ def _upstream_tests(
     return [f for f in folders if only is None or Path(f).name == only]
 
 
-def _landed_tests(session: nox.Session, py: str, slices: str) -> None:
+def _landed_tests(session: nox.Session, py: str, slices: str) -> str:
     """Upstream's own tests of the decisions it landed in the code the slices
-    touch, as the selected slices leave them, run as upstream runs them."""
+    touch, as the selected slices leave them, written out; returns the folder."""
     dest = ROOT / ".nox" / "_landed_tests" / Path(py).parents[1].name / slices.replace(",", "-")
     session.run(
         py,
@@ -319,7 +319,7 @@ def _landed_tests(session: nox.Session, py: str, slices: str) -> None:
         external=True,
         silent=True,
     )
-    _pytest(session, py, str(dest), "--privateuse1-backend", NO_BACKEND, slices=slices)
+    return str(dest)
 
 
 def _doctest(session: nox.Session, py: str, pages: list[str], slices: str) -> None:
@@ -404,13 +404,11 @@ def acc(session: nox.Session) -> None:
     _pytest(session, py, *_test_dirs([ACC]), slices="all")
 
 
-def _slice_tests(session: nox.Session, py: str, base: Base) -> list[str]:
-    """The slices' tests on ``base``: on the primary base the project's own
-    (end to end, through acc) and the tests their patches carry; on a backport,
-    the tests its patches carry. A backport's conformance matrices probe every
-    site through acc and sealed there, the corpus compile included."""
-    own = _test_dirs(list(SLICES.values())) if base == PRIMARY else []
-    return own + _upstream_tests(session, py, "all")
+def _own_slice_tests(base: Base) -> list[str]:
+    """The project's own slice tests (end to end, through acc), run on the
+    primary base; a backport's conformance matrices probe every site through
+    acc and sealed there, the corpus compile included."""
+    return _test_dirs(list(dict.fromkeys(SLICES.values()))) if base == PRIMARY else []
 
 
 def _stacked(session: nox.Session, base: Base) -> None:
@@ -420,18 +418,26 @@ def _stacked(session: nox.Session, base: Base) -> None:
     # already). The reliability suite whole on the primary base; on a backport,
     # what can differ between bases: built-in devices compile as on stock.
     reliability = RELIABILITY if base == PRIMARY else RELIABILITY / "test_invariance.py"
-    _pytest(session, py, *_slice_tests(session, py, base), str(reliability), slices="all")
+    _pytest(session, py, *_own_slice_tests(base), str(reliability), slices="all")
+    # The tests the patches carry, and upstream's tests of its landed decisions,
+    # as upstream runs them: no out-of-tree backend.
+    carried = _upstream_tests(session, py, "all")
     if base == PRIMARY:
-        _landed_tests(session, py, slices="all")
+        carried.append(_landed_tests(session, py, slices="all"))
+    _pytest(session, py, *carried, "--privateuse1-backend", NO_BACKEND, slices="all")
 
 
 def _control(session: nox.Session, base: Base) -> None:
     py = _prepare(session, base)
     _check_overlay(session, py, "none")
-    _pytest(session, py, "--control", *_slice_tests(session, py, base), slices="none")
+    if own := _own_slice_tests(base):
+        _pytest(session, py, "--control", *own, slices="none")
+    carried = _upstream_tests(session, py, "all")
+    _pytest(session, py, "--control", *carried, "--privateuse1-backend", NO_BACKEND, slices="none")
     if base == PRIMARY:
-        # What the stacked run of the same tests is compared with.
-        _landed_tests(session, py, slices="none")
+        # What the stacked run of upstream's landed-decision tests is compared with.
+        landed = _landed_tests(session, py, slices="none")
+        _pytest(session, py, landed, "--privateuse1-backend", NO_BACKEND, slices="none")
 
 
 def _matrix_name(base: Base, backend: Path) -> str:
