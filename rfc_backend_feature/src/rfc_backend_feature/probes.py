@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
@@ -48,6 +49,18 @@ def _feature_gpu() -> str:
     return f"BackendFeature.GPU from backend_features(), is_gpu() deciding: {answers}"
 
 
+def _follows_the_declaration(feature: str, question: Callable[[], object], what: str) -> str:
+    """Asks ``question`` with the backend declaring ``feature`` and with it
+    declaring nothing; fails unless the answers are True and False."""
+    answers = ask_each(
+        question,
+        declared=variant(backend_features=_declaring(feature)),
+        empty=variant(backend_features=_declaring()),
+    )
+    check(answers == {"declared": True, "empty": False}, f"{what}: {answers}")
+    return f"{what} follows backend_features(): {answers}"
+
+
 @probe("backend_feature.fp16_fft", "FP16 FFT support is a backend feature")
 def _feature_fp16_fft() -> str:
     _feature_enum()
@@ -59,13 +72,7 @@ def _feature_fp16_fft() -> str:
         except RuntimeError:
             return False
 
-    answers = ask_each(
-        half_allowed,
-        declared=variant(backend_features=_declaring("FP16_FFT")),
-        empty=variant(backend_features=_declaring()),
-    )
-    check(answers == {"declared": True, "empty": False}, f"half FFT allowed: {answers}")
-    return f"half-precision FFT follows backend_features(): {answers}"
+    return _follows_the_declaration("FP16_FFT", half_allowed, "half-precision FFT allowed")
 
 
 @probe("backend_feature.online_softmax", "Inductor's online softmax is a backend feature")
@@ -82,13 +89,7 @@ def _feature_online_softmax() -> str:
         with config.patch(online_softmax=True):
             return bool(prepare_softmax_extra_check(match))
 
-    answers = ask_each(
-        rewritten,
-        declared=variant(backend_features=_declaring("ONLINE_SOFTMAX")),
-        empty=variant(backend_features=_declaring()),
-    )
-    check(answers == {"declared": True, "empty": False}, f"softmax rewritten: {answers}")
-    return f"the online-softmax rewrite follows backend_features(): {answers}"
+    return _follows_the_declaration("ONLINE_SOFTMAX", rewritten, "the online-softmax rewrite")
 
 
 @probe(
@@ -101,10 +102,6 @@ def _feature_graph_capture() -> str:
 
     captures = getattr(optimizer, "_device_captures_graphs", None)
     check(captures is not None, "torch.optim.optimizer asks for graph capture by device name")
-    answers = ask_each(
-        lambda: captures(subject().device),
-        declared=variant(backend_features=_declaring("GRAPH_CAPTURE")),
-        empty=variant(backend_features=_declaring()),
+    return _follows_the_declaration(
+        "GRAPH_CAPTURE", lambda: captures(subject().device), "the optimizer's eager fallback"
     )
-    check(answers == {"declared": True, "empty": False}, f"eager fallback taken: {answers}")
-    return f"the optimizer's eager fallback follows backend_features(): {answers}"
