@@ -48,6 +48,9 @@ RELIABILITY = ROOT / "tests" / "reliability"
 COMPILE_ENV = {"TRITON_INTERPRET": "1"}
 # The pytest plugin's --privateuse1-backend value for none (upstream's test runs).
 NO_BACKEND = "none"
+# Upstream's tests as upstream runs them: no out-of-tree backend, and each file
+# whole in one process, in order (some rely on modules an earlier test imported).
+AS_UPSTREAM = ("--privateuse1-backend", NO_BACKEND, "--dist", "loadfile")
 
 
 @dataclass(frozen=True)
@@ -355,7 +358,7 @@ def _slice_session(name: str) -> None:
         # (control).
         tests = _upstream_tests(session, py, name, only=name)
         if tests:
-            _pytest(session, py, *tests, "--privateuse1-backend", NO_BACKEND, slices=name)
+            _pytest(session, py, *tests, *AS_UPSTREAM, slices=name)
         else:
             session.log(f"slice {name}'s patches carry no tests")
         _doctest(session, py, [f"{name}.md"], slices=name)
@@ -424,7 +427,7 @@ def _stacked(session: nox.Session, base: Base) -> None:
     carried = _upstream_tests(session, py, "all")
     if base == PRIMARY:
         carried.append(_landed_tests(session, py, slices="all"))
-    _pytest(session, py, *carried, "--privateuse1-backend", NO_BACKEND, slices="all")
+    _pytest(session, py, *carried, *AS_UPSTREAM, slices="all")
 
 
 def _control(session: nox.Session, base: Base) -> None:
@@ -433,11 +436,11 @@ def _control(session: nox.Session, base: Base) -> None:
     if own := _own_slice_tests(base):
         _pytest(session, py, "--control", *own, slices="none")
     carried = _upstream_tests(session, py, "all")
-    _pytest(session, py, "--control", *carried, "--privateuse1-backend", NO_BACKEND, slices="none")
+    _pytest(session, py, "--control", *carried, *AS_UPSTREAM, slices="none")
     if base == PRIMARY:
         # What the stacked run of upstream's landed-decision tests is compared with.
         landed = _landed_tests(session, py, slices="none")
-        _pytest(session, py, landed, "--privateuse1-backend", NO_BACKEND, slices="none")
+        _pytest(session, py, landed, *AS_UPSTREAM, slices="none")
 
 
 def _matrix_name(base: Base, backend: Path) -> str:
