@@ -3,6 +3,7 @@
 #include "acc.h"
 
 #include <ATen/EmptyTensor.h>
+#include <ATen/native/ConvUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
@@ -112,6 +113,22 @@ at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
   return self;
 }
 
+// The memory format ATen promises for an overrideable convolution's output
+// and gradients (`_determine_backend_memory_format`, which fake tensors ask
+// too, so Inductor plans with it). The peer's kernel may choose another one
+// (cuDNN and oneDNN answer channels_last when the input or the weight is):
+// its results are brought to the promised format, or the strides a compiled
+// graph checks disagree.
+at::Tensor in_overrideable_format(
+    const at::Tensor& t, const at::Tensor& input, const at::Tensor& weight) {
+  if (!t.defined() || t.dim() != input.dim()) {
+    return t;
+  }
+  const auto format = at::native::_determine_backend_memory_format(
+      input, weight, at::native::ConvBackend::Overrideable);
+  return t.contiguous(format);
+}
+
 // Convolution picks its implementation by backend and sends every backend it
 // does not know to these two, whose default kernels raise.
 at::Tensor convolution_overrideable(
@@ -131,7 +148,7 @@ at::Tensor convolution_overrideable(
   auto out = at::convolution(
       peer_alias(input), peer_alias(weight), cpu_bias, stride, padding, dilation,
       transposed, output_padding, groups);
-  return adopt_as_acc(out, input.device());
+  return adopt_as_acc(in_overrideable_format(out, input, weight), input.device());
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
@@ -151,7 +168,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
       peer_alias(grad_output), peer_alias(input), peer_alias(weight), bias_sizes, stride,
       padding, dilation, transposed, output_padding, groups, output_mask);
   auto back = [&](const at::Tensor& t) {
-    return t.defined() ? adopt_as_acc(t, input.device()) : t;
+    return t.defined() ? adopt_as_acc(in_overrideable_format(t, input, weight), input.device())
+                       : t;
   };
   return {back(grad_input), back(grad_weight), back(grad_bias)};
 }
