@@ -229,6 +229,35 @@ at::Tensor in_peer_output_layout(const at::Tensor& t) {
 }
 
 constexpr int64_t kEfficientLseAlignment = 32;
+constexpr int64_t kEfficientBiasAlignment = 16;
+
+// The mask as the peer's fused kernels read it. SDPA hands the overrideable
+// op the caller's mask as it is, broadcastable over batch and heads (what
+// Hugging Face models pass: (B, 1, S, S) or (1, 1, S, S)); CUDA's own route
+// expands it to (B, H, S_q, S_k) first, and the memory-efficient kernel also
+// wants the key dimension's rows 16-aligned in memory. Expanding is a view;
+// padding copies once.
+std::optional<at::Tensor> peer_bias(
+    const std::optional<at::Tensor>& attn_bias,
+    const at::Tensor& query,
+    const at::Tensor& key,
+    PeerKernel kernel) {
+  if (!attn_bias.has_value() || !attn_bias->defined()) {
+    return std::nullopt;
+  }
+  at::Tensor bias = peer_alias(*attn_bias).expand(
+      {query.size(0), query.size(1), query.size(2), key.size(2)});
+  const int64_t keys = bias.size(-1);
+  if (kernel == PeerKernel::efficient && keys % kEfficientBiasAlignment != 0) {
+    const int64_t padded =
+        (keys + kEfficientBiasAlignment - 1) / kEfficientBiasAlignment * kEfficientBiasAlignment;
+    auto sizes = bias.sizes().vec();
+    sizes.back() = padded;
+    at::Tensor storage = at::empty(sizes, bias.options());
+    bias = storage.narrow(-1, 0, keys).copy_(bias);
+  }
+  return bias;
+}
 #endif
 
 ForwardResult fused_attention_forward(
@@ -250,9 +279,10 @@ ForwardResult fused_attention_forward(
   at::Tensor output, logsumexp, seed, offset;
 #ifdef TORCH_ACC_CUDA
   const auto kernel = peer_kernel(query, key, value, attn_bias, dropout_p, is_causal, scale);
+  const auto bias = peer_bias(attn_bias, query, key, kernel);
   if (kernel == PeerKernel::cudnn) {
     auto result = at::_scaled_dot_product_cudnn_attention(
-        peer_alias(query), peer_alias(key), peer_alias(value), peer_or_none(attn_bias),
+        peer_alias(query), peer_alias(key), peer_alias(value), bias,
         /*compute_log_sumexp=*/true, dropout_p, is_causal, /*return_debug_mask=*/false, scale);
     output = std::get<0>(result);
     logsumexp = std::get<1>(result).reshape({batch, heads, max_q});  // cuDNN's is (B, H, S, 1)
@@ -268,7 +298,7 @@ ForwardResult fused_attention_forward(
     offset = std::get<7>(result);
   } else {
     auto [out, lse, philox_seed, philox_offset] = at::_scaled_dot_product_efficient_attention(
-        peer_alias(query), peer_alias(key), peer_alias(value), peer_or_none(attn_bias),
+        peer_alias(query), peer_alias(key), peer_alias(value), bias,
         /*compute_log_sumexp=*/true, dropout_p, is_causal, scale);
     output = out;
     // Padded to a multiple of 32 queries; the overrideable op's is not.
@@ -328,11 +358,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
   at::Tensor grad_q, grad_k, grad_v, grad_bias;
 #ifdef TORCH_ACC_CUDA
   const auto kernel = peer_kernel(query, key, value, bias, dropout_p, is_causal, scale);
+  const auto peer_mask = peer_bias(bias, query, key, kernel);
   if (kernel == PeerKernel::cudnn) {
     std::tie(grad_q, grad_k, grad_v) = at::_scaled_dot_product_cudnn_attention_backward(
         peer_alias(grad_out), peer_alias(query), peer_alias(key), peer_alias(value),
         peer_alias(out), peer_alias(logsumexp).unsqueeze(-1), maybe_peer(philox_seed),
-        maybe_peer(philox_offset), bias.has_value() ? peer_alias(*bias) : at::Tensor(),
+        maybe_peer(philox_offset), peer_mask.value_or(at::Tensor()),
         maybe_peer(cum_seq_q), maybe_peer(cum_seq_k), max_q, max_k, dropout_p, is_causal, scale);
   } else if (kernel == PeerKernel::flash) {
     std::tie(grad_q, grad_k, grad_v) = at::_scaled_dot_product_flash_attention_backward(
@@ -351,7 +382,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> fused_attention_backw
     std::tie(grad_q, grad_k, grad_v, grad_bias) =
         at::_scaled_dot_product_efficient_attention_backward(
             peer_alias(grad_out), peer_alias(query), peer_alias(key), peer_alias(value),
-            bias.has_value() ? peer_alias(*bias) : at::Tensor(),
+            peer_mask.value_or(at::Tensor()),
             in_peer_output_layout(peer_alias(out)), lse, maybe_peer(philox_seed),
             maybe_peer(philox_offset), dropout_p, grad_input_mask, is_causal, scale);
   }

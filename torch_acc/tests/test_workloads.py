@@ -1,0 +1,165 @@
+"""What users compile every day, on acc: a convnet's training step in either
+memory format, autocast, and attention with the masks Hugging Face models
+pass. Each is compared with the same work on the CPU (the GPU machine's tests
+compare with CUDA: test_cuda_mode.py)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+torch_acc = pytest.importorskip("torch_acc")
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def convnet() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.Conv2d(8, 16, 3, stride=2, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(16, 4),
+    )
+
+
+def train_steps(device: str, memory_format: torch.memory_format, compiled: bool) -> list:
+    model = convnet().to(device=device, memory_format=memory_format)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        loss = F.cross_entropy(model(x), y)
+        value = loss.detach()  # before the graph break at backward() (see the corpus)
+        loss.backward()
+        return value
+
+    step = torch.compile(step) if compiled else step
+    torch.manual_seed(1)
+    losses = []
+    for _ in range(2):
+        x = torch.randn(4, 3, 16, 16).to(device=device, memory_format=memory_format)
+        losses.append(step(x, torch.randint(0, 4, (4,)).to(device)).cpu())
+        optimizer.step()
+        optimizer.zero_grad()
+    return [losses, [p.detach().cpu() for p in model.parameters()]]
+
+
+@pytest.mark.parametrize(
+    "memory_format", [torch.contiguous_format, torch.channels_last], ids=["nchw", "nhwc"]
+)
+def test_a_convnet_training_step_compiles_in_either_memory_format(memory_format) -> None:
+    # The peer's convolution (oneDNN here, cuDNN over CUDA memory) answers
+    # channels_last where ATen promises acc's overrideable convolution the
+    # contiguous format: the strides the compiled graph checked disagreed.
+    want = train_steps("cpu", memory_format, compiled=False)
+    got = train_steps("acc", memory_format, compiled=True)
+    torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+
+
+def test_convolution_results_have_the_layout_fake_tensors_predict() -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 8, 8, device="acc").to(memory_format=torch.channels_last)
+    w = torch.randn(8, 3, 3, 3, device="acc").to(memory_format=torch.channels_last)
+    out = F.conv2d(x, w, padding=1)
+    with FakeTensorMode() as mode:
+        fake = F.conv2d(mode.from_tensor(x), mode.from_tensor(w), padding=1)
+    assert out.stride() == fake.stride()
+
+
+# The dtype CUDA's autocast gives each op (ATen's lists, which acc registers
+# for AutocastPrivateUse1): products in the lower precision, ops that lose
+# accuracy in it in fp32, mixed inputs promoted to the widest.
+AUTOCAST_DTYPES = {
+    "linear": torch.bfloat16,
+    "matmul": torch.bfloat16,
+    "exp": torch.float32,
+    "softmax": torch.float32,
+    "layer_norm": torch.float32,
+    "addcmul": torch.float32,
+}
+
+
+def autocast_ops(x: torch.Tensor, w: torch.Tensor) -> dict[str, torch.Tensor]:
+    y = F.linear(x, w)
+    s = torch.softmax(y, -1)
+    return {
+        "linear": y,
+        "matmul": x @ w.t(),
+        "exp": torch.exp(y),
+        "softmax": s,
+        "layer_norm": F.layer_norm(y, y.shape[-1:]),
+        "addcmul": torch.addcmul(y, s, s),
+    }
+
+
+def cuda_policy_reference(x: torch.Tensor, w: torch.Tensor) -> dict[str, torch.Tensor]:
+    """autocast_ops() under CUDA's policy, with the casts spelled out."""
+    y = F.linear(x.bfloat16(), w.bfloat16())
+    s = torch.softmax(y.float(), -1)
+    return {
+        "linear": y,
+        "matmul": x.bfloat16() @ w.bfloat16().t(),
+        "exp": torch.exp(y.float()),
+        "softmax": s,
+        "layer_norm": F.layer_norm(y.float(), y.shape[-1:]),
+        "addcmul": torch.addcmul(y.float(), s, s),
+    }
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_autocast_on_acc_gives_each_op_cudas_dtype(compiled: bool) -> None:
+    torch.manual_seed(0)
+    x, w = torch.randn(8, 16), torch.randn(32, 16)
+    fn = torch.compile(autocast_ops) if compiled else autocast_ops
+    with torch.autocast("acc", dtype=torch.bfloat16):
+        got = fn(x.to("acc"), w.to("acc"))
+    assert {name: t.dtype for name, t in got.items()} == AUTOCAST_DTYPES
+    if not compiled:  # Inductor skips the rounding of bf16 values it upcasts again
+        want = cuda_policy_reference(x, w)
+        torch.testing.assert_close({n: t.cpu() for n, t in got.items()}, want)
+
+
+# The masks Hugging Face models pass to SDPA: additive over (B, 1, S, S),
+# boolean broadcast over batch and heads, or a padding mask over keys.
+MASKS = {
+    "additive-per-batch": ((2, 1, 10, 10), "float"),
+    "bool-broadcast": ((1, 1, 10, 10), "bool"),
+    "bool-padding": ((2, 1, 1, 10), "bool"),
+}
+
+
+@pytest.mark.parametrize("mask", list(MASKS), ids=list(MASKS))
+def test_sdpa_with_broadcast_masks_matches_cpu_forward_and_backward(mask: str) -> None:
+    shape, kind = MASKS[mask]
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 10, 16) for _ in range(3))
+    m = torch.rand(shape) > 0.3 if kind == "bool" else torch.randn(shape)
+    if kind == "bool":
+        m[..., 0] = True  # no row fully masked
+
+    def f(q, k, v, m):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+
+    def run(fn, device: str) -> list[torch.Tensor]:
+        leaves = [t.detach().to(device).requires_grad_() for t in (q, k, v)]
+        out = fn(*leaves, m.to(device))
+        out.backward(torch.ones_like(out))
+        return [out.detach().cpu(), *(t.grad.cpu() for t in leaves)]
+
+    want = run(f, "cpu")
+    torch.testing.assert_close(run(f, "acc"), want, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(run(torch.compile(f), "acc"), want, atol=1e-5, rtol=1e-5)
