@@ -330,3 +330,38 @@ def test_generated_code_for_cpu_is_identical_to_stock(tmp_path: Path) -> None:
         assert len(stock[case]["inductor"]) >= 2, case  # forward and backward
         for part in ("fx", "inductor", "results"):
             assert overlaid[case][part] == stock[case][part], (case, part)
+
+
+# -- flex attention --------------------------------------------------------------
+
+
+@followup
+@pytest.mark.parametrize("queries", [128, 4], ids=["attention", "decoding"])
+def test_flex_attention_compiles_on_acc_with_inductors_triton_templates(queries: int) -> None:
+    """Flex attention asks acc's interface whether it is Triton capable instead
+    of refusing a device outside its list, and the decoding lowering sizes its
+    split by acc's multiprocessors instead of CUDA's."""
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    def causal(b, h, q, kv):
+        return q >= kv
+
+    torch.manual_seed(0)
+    q = torch.randn(1, 2, queries, 16)
+    k, v = torch.randn(1, 2, 128, 16), torch.randn(1, 2, 128, 16)
+    offset = 128 - queries  # the queries are the last ones: causal over the keys before
+    mask = torch.ones(queries, 128, dtype=torch.bool).tril(offset)
+    leaves = [t.requires_grad_() for t in (q, k, v)]
+    want = torch.nn.functional.scaled_dot_product_attention(*leaves, attn_mask=mask)
+    want.sum().backward()
+
+    def shifted(b, h, q_idx, kv_idx):
+        return causal(b, h, q_idx + offset, kv_idx)
+
+    block_mask = create_block_mask(shifted, 1, 1, queries, 128, device="acc")
+    acc = [t.detach().to("acc").requires_grad_() for t in (q, k, v)]
+    got = torch.compile(flex_attention)(*acc, block_mask=block_mask)
+    got.sum().backward()
+    torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=1e-5, rtol=1e-5)
+    for a, c in zip(acc, leaves, strict=True):
+        torch.testing.assert_close(a.grad.cpu(), c.grad, atol=1e-4, rtol=1e-4)
