@@ -14,6 +14,7 @@ TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
 }
 
 // The op lists spell these types unqualified, as ATen's own namespace sees them.
+using at::DimnameList;
 using at::IntArrayRef;
 using at::Scalar;
 using at::ScalarType;
