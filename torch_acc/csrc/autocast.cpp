@@ -13,17 +13,17 @@ TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFallthrough());
 }
 
-// The op lists spell these types unqualified, as ATen's own namespace sees them.
-using at::DimnameList;
-using at::IntArrayRef;
-using at::Scalar;
-using at::ScalarType;
-using at::Tensor;
+} // namespace
 
 #define ACC_LOWER_PRECISION_FP(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
 #define ACC_FP32(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32)
 #define ACC_FP32_SET_OPT_DTYPE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32_set_opt_dtype)
 #define ACC_PROMOTE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, promote)
+
+// The op lists name their types unqualified, as ATen's own namespace sees
+// them (and the types differ between releases): they are expanded there.
+namespace at {
+namespace {
 
 TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
   AT_FORALL_LOWER_PRECISION_FP(ACC_LOWER_PRECISION_FP)
@@ -34,3 +34,4 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
 }
 
 } // namespace
+} // namespace at
