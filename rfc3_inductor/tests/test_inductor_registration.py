@@ -246,7 +246,7 @@ def test_the_corpus_compiles_on_acc_in_host_mode() -> None:
 # directly: the CPU has no kernel for the overrideable fused attention acc
 # routes scaled_dot_product_attention to, and Inductor's runtime-dispatch
 # fallback cannot return that op's int outputs (max_q, max_k).
-CPP_WRAPPER_GAPS = {"transformer_block", "transformer_train_step"}
+CPP_WRAPPER_GAPS = {"transformer_block", "transformer_train_step", "masked_attention"}
 
 
 @followup
@@ -365,3 +365,26 @@ def test_flex_attention_compiles_on_acc_with_inductors_triton_templates(queries:
     torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=1e-5, rtol=1e-5)
     for a, c in zip(acc, leaves, strict=True):
         torch.testing.assert_close(a.grad.cpu(), c.grad, atol=1e-4, rtol=1e-4)
+
+
+# -- layout optimization ---------------------------------------------------------
+
+
+@followup
+def test_a_convnet_on_acc_keeps_its_layout() -> None:
+    """acc's convolutions are ATen's overrideable ones, whose results come back
+    contiguous: Inductor no longer turns the graph to channels-last (which
+    copied every convolution's result back and forth)."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(128, 128, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(128, 128, 3, padding=1),
+    ).to("acc")
+    x = torch.randn(2, 128, 8, 8, device="acc", requires_grad=True)
+    _, codes = run_and_get_code(lambda: torch.compile(model)(x).sum().backward())
+    assert len(codes) == 2  # forward and backward
+    channels_last = "(8192, 1, 1024, 128)"  # the strides of (2, 128, 8, 8) in channels-last
+    assert not any(channels_last in code for code in codes)
