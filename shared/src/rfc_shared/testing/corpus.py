@@ -120,6 +120,56 @@ class TrainingStep(nn.Module):
         return (value, *(p.detach() for p in self.model.parameters()))
 
 
+class MaskedAttention(nn.Module):
+    """Self-attention with the padding mask Hugging Face models pass to SDPA:
+    boolean, (B, 1, 1, S), broadcast over heads and queries."""
+
+    def __init__(self, dim: int = 32, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        qkv = self.qkv(x).view(b, t, 3, self.heads, c // self.heads)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4).unbind(0)
+        mask = keep[:, None, None, :]
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return y.transpose(1, 2).reshape(b, t, c)
+
+
+class Autocast(nn.Module):
+    """``model`` under ``torch.autocast`` of its input's device type, in bf16;
+    the output in fp32. Products run in bf16 on every device's policy."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        with torch.autocast(x.device.type, dtype=torch.bfloat16):
+            return self.model(x).float()
+
+
+def convnet() -> nn.Module:
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.Conv2d(8, 8, 3, stride=2, padding=1),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(8, 4),
+    )
+
+
+def padding_mask() -> torch.Tensor:
+    keep = torch.ones(2, 8, dtype=torch.bool)
+    keep[1, 5:] = False  # the second sequence is padded after 5 tokens
+    return keep
+
+
 def reductions(x: torch.Tensor) -> tuple[torch.Tensor, ...]:
     return x.sum(-1), x.amax(0), x.mean(), x.var(-1)
 
@@ -190,6 +240,33 @@ CORPUS: tuple[Case, ...] = (
         _seeded(lambda: nn.Sequential(nn.Linear(64, 64), nn.ReLU())),
         _seeded(lambda: [(torch.randn(32, 64),)]),
         mode="max-autotune-no-cudagraphs",
+    ),
+    Case(
+        "convnet_train_step_channels_last",
+        _seeded(
+            lambda: TrainingStep(
+                convnet().to(memory_format=torch.channels_last),
+                lambda params: torch.optim.SGD(params, lr=0.1),
+            )
+        ),
+        _seeded(
+            lambda: [
+                (torch.randn(2, 3, 8, 8).to(memory_format=torch.channels_last), torch.randn(2, 4))
+                for _ in range(2)
+            ]
+        ),
+        tolerance=1e-3,
+    ),
+    Case(
+        "masked_attention",
+        _seeded(MaskedAttention),
+        _seeded(lambda: [(torch.randn(2, 8, 32), padding_mask())]),
+    ),
+    Case(
+        "autocast_mlp",
+        _seeded(lambda: Autocast(nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8)))),
+        _seeded(lambda: [(torch.randn(4, 16),)]),
+        tolerance=2e-2,
     ),
     Case(
         "second_device",
