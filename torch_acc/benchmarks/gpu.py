@@ -9,8 +9,10 @@ allocator. Then a launch-bound case (many small kernels) under
 ``mode="reduce-overhead"``: cuda and acc recorded as CUDA graphs, and both
 without graphs, each configuration in a process of its own. Then real
 workloads, each device in a process of its own: the corpus's transformer block
-(forward, bf16), its AdamW training step (fp32 and bf16), and a GEMM under
-``mode="max-autotune-no-cudagraphs"``. Prints tables last; ratios are cuda
+(forward, bf16), its AdamW training step (fp32 with TF32 and bf16), a GEMM under
+``mode="max-autotune-no-cudagraphs"``, a ResNet-18-shaped convnet's training
+step (NCHW and channels_last), attention with a padding mask, autocast, and
+flex attention, at device-bound and host-bound sizes. Prints tables last; ratios are cuda
 time / acc time (>= 1: acc at least as fast).
 
 ``--dry-run`` runs each workload once on the CPU at small sizes, untimed: a
@@ -78,14 +80,35 @@ LAUNCH_BOUND_CONFIGS = [
 ]
 
 
-#: Real workloads: name -> (kind, dtype). Sizes: B x T x C = 8 x 1024 x 1024
-#: (16 heads) for the block, 2048 x 2048 for the GEMM.
-WORKLOADS: dict[str, tuple[str, torch.dtype]] = {
-    "block forward bf16 8x1024x1024": ("block", torch.bfloat16),
-    "training step fp32 8x1024x1024": ("train", torch.float32),
-    "training step bf16 8x1024x1024": ("train", torch.bfloat16),
-    "max-autotune GEMM 2048x2048 bf16": ("gemm", torch.bfloat16),
+#: Real workloads: name -> (kind, dtype, size). Device-bound sizes: B x T x C =
+#: 8 x 1024 x 1024 (16 heads) for the transformer rows, 2048 x 2048 for the GEMM,
+#: 32 x 3 x 224 x 224 for the convnet, B x H x S x D = 8 x 16 x 1024 x 64 for
+#: flex attention. Host-bound: 4 x 128 x 256 (4 heads), 8 x 3 x 32 x 32, 1 x 4 x
+#: 256 x 64: small enough that the host's time per step decides. fp32 rows run
+#: with TF32 on (torch.set_float32_matmul_precision("high")), as Inductor
+#: recommends on this GPU.
+WORKLOADS: dict[str, tuple[str, torch.dtype, str]] = {
+    "block forward bf16 8x1024x1024": ("block", torch.bfloat16, "device"),
+    "training step fp32 8x1024x1024": ("train", torch.float32, "device"),
+    "training step bf16 8x1024x1024": ("train", torch.bfloat16, "device"),
+    "training step fp32 TF32 4x128x256 (host-bound)": ("train", torch.float32, "host"),
+    "training step bf16 4x128x256 (host-bound)": ("train", torch.bfloat16, "host"),
+    "max-autotune GEMM 2048x2048 bf16": ("gemm", torch.bfloat16, "device"),
+    "convnet training step fp32 TF32 NCHW 32x224": ("convnet", torch.float32, "device"),
+    "convnet training step bf16 channels_last 32x224": ("convnet_cl", torch.bfloat16, "device"),
+    "convnet training step fp32 TF32 NCHW 8x32 (host-bound)": ("convnet", torch.float32, "host"),
+    "masked attention training step bf16 8x1024x1024": ("masked", torch.bfloat16, "device"),
+    "masked attention training step bf16 4x128x256 (host-bound)": (
+        "masked",
+        torch.bfloat16,
+        "host",
+    ),
+    "autocast bf16 training step 8x1024x1024": ("autocast", torch.float32, "device"),
+    "autocast bf16 training step 4x128x256 (host-bound)": ("autocast", torch.float32, "host"),
+    "flex attention causal fwd+bwd bf16 8x16x1024x64": ("flex", torch.bfloat16, "device"),
+    "flex attention causal fwd+bwd bf16 1x4x256x64 (host-bound)": ("flex", torch.bfloat16, "host"),
 }
+TRAINING_KINDS = ("train", "convnet", "convnet_cl", "masked", "autocast", "flex")
 WORKLOAD_DEVICES = ("cuda", "acc")
 
 
@@ -218,29 +241,134 @@ def bench_launch_bound() -> dict[str, Any]:
     return results
 
 
+def resnet_like(width: int = 64) -> torch.nn.Module:
+    """A ResNet-18-shaped convnet (a stem, four stages of two residual blocks,
+    batch norm, global pooling, a classifier), made here: the GPU machine has
+    no torchvision."""
+    from torch import nn
+
+    class Residual(nn.Module):
+        def __init__(self, cin: int, cout: int, stride: int) -> None:
+            super().__init__()
+            self.body = nn.Sequential(
+                nn.Conv2d(cin, cout, 3, stride, 1, bias=False),
+                nn.BatchNorm2d(cout),
+                nn.ReLU(inplace=True),
+                nn.Conv2d(cout, cout, 3, 1, 1, bias=False),
+                nn.BatchNorm2d(cout),
+            )
+            self.skip = (
+                nn.Identity()
+                if stride == 1 and cin == cout
+                else nn.Sequential(
+                    nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout)
+                )
+            )
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(self.body(x) + self.skip(x))
+
+    layers: list[nn.Module] = [
+        nn.Conv2d(3, width, 7, 2, 3, bias=False),
+        nn.BatchNorm2d(width),
+        nn.ReLU(inplace=True),
+        nn.MaxPool2d(3, 2, 1),
+    ]
+    cin = width
+    for stage, cout in enumerate((width, 2 * width, 4 * width, 8 * width)):
+        layers += [Residual(cin, cout, 1 if stage == 0 else 2), Residual(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(cin, 1000)]
+    return nn.Sequential(*layers)
+
+
+class FlexStep(torch.nn.Module):
+    """Causal flex attention, forward and backward (forward only on the CPU,
+    where flex attention has no backward): returns the output and the query's
+    gradient."""
+
+    def __init__(self, seq: int, device: str) -> None:
+        super().__init__()
+        self.backward = device != "cpu"
+        from torch.nn.attention.flex_attention import create_block_mask
+
+        def causal(b, h, q, kv):
+            return q >= kv
+
+        self.block_mask = create_block_mask(causal, None, None, seq, seq, device=device)
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple:
+        from torch.nn.attention.flex_attention import flex_attention
+
+        q = q.detach().requires_grad_(self.backward)
+        out = flex_attention(q, k, v, block_mask=self.block_mask)
+        if not self.backward:
+            return out, out
+        (grad,) = torch.autograd.grad(out.float().sum(), q)
+        return out.detach(), grad
+
+
 def _workload(
-    kind: str, dtype: torch.dtype, device: str, small: bool
+    kind: str, dtype: torch.dtype, size: str, device: str, small: bool
 ) -> tuple[Callable[..., Any], list[torch.Tensor], dict[str, Any]]:
     """The compiled workload ``kind`` on ``device``, its inputs and compile
     options. The model and inputs are made on the CPU from fixed seeds, so
     each device's process gets the same ones."""
-    from rfc_shared.testing.corpus import TrainingStep, TransformerBlock
+    from torch import nn
 
-    b, t, c, heads, n = (2, 16, 64, 4, 64) if small else (8, 1024, 1024, 16, 2048)
+    from rfc_shared.testing.corpus import Autocast, MaskedAttention, TrainingStep, TransformerBlock
+
+    host = small or size == "host"
+    b, t, c, heads, n = (4, 128, 256, 4, 64) if host else (8, 1024, 1024, 16, 2048)
+    if small:
+        b, t, c, heads = 2, 16, 64, 4
     torch.manual_seed(0)
     if kind == "gemm":
         inputs = [torch.randn(n, n, dtype=dtype) for _ in range(2)]
         return torch.mm, [x.to(device) for x in inputs], {"mode": "max-autotune-no-cudagraphs"}
-    block = TransformerBlock(dim=c, heads=heads, dropout=0.0)
-    x = torch.randn(b, t, c)
-    if kind == "block":
-        model: torch.nn.Module = block.eval()
-        inputs = [x]
+    if kind == "flex":
+        bf, hf, s, d = (1, 4, 256, 64) if host else (8, 16, 1024, 64)
+        qkv = [torch.randn(bf, hf, s, d, dtype=dtype) for _ in range(3)]
+        return FlexStep(s, device), [x.to(device) for x in qkv], {}
+
+    def adamw(params: Any) -> torch.optim.Optimizer:
+        return torch.optim.AdamW(params, lr=1e-4)
+
+    memory_format = torch.channels_last if kind == "convnet_cl" else torch.contiguous_format
+    if kind.startswith("convnet"):
+        images, side = (8, 32) if host else (32, 224)
+        model: nn.Module = TrainingStep(
+            resnet_like(16 if small else 64),
+            lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9),
+        )
+        inputs = [torch.randn(images, 3, side, side), torch.randn(images, 1000)]
+    elif kind == "masked":
+        keep = torch.ones(b, t, dtype=torch.bool)
+        keep[1:, t // 2 :] = False  # padded sequences, as a batch of uneven texts
+
+        class Masked(nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.attention = MaskedAttention(dim=c, heads=heads)
+                self.register_buffer("keep", keep)
+
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return self.attention(x, self.keep)
+
+        model = TrainingStep(Masked(), adamw)
+        inputs = [torch.randn(b, t, c), torch.randn(b, t, c)]
     else:
-        model = TrainingStep(block, lambda params: torch.optim.AdamW(params, lr=1e-4))
-        inputs = [x, torch.randn(b, t, c)]
-    model = model.to(device=device, dtype=dtype)
-    return model, [i.to(device=device, dtype=dtype) for i in inputs], {}
+        block = TransformerBlock(dim=c, heads=heads, dropout=0.0)
+        inputs = [torch.randn(b, t, c)]
+        if kind == "block":
+            model = block.eval()
+        else:
+            model = TrainingStep(Autocast(block) if kind == "autocast" else block, adamw)
+            inputs.append(torch.randn(b, t, c))
+    model = model.to(device=device, dtype=dtype, memory_format=memory_format)
+    moved = [i.to(device=device, dtype=dtype) for i in inputs]
+    moved[0] = moved[0].contiguous(memory_format=memory_format) if moved[0].dim() == 4 else moved[0]
+    return model, moved, {}
 
 
 def workload_child(name: str, device: str, dry_run: bool = False) -> dict[str, Any]:
@@ -249,14 +377,16 @@ def workload_child(name: str, device: str, dry_run: bool = False) -> dict[str, A
     device's) and whether max-autotune picked a Triton template."""
     from torch._inductor.utils import run_and_get_code
 
-    kind, dtype = WORKLOADS[name]
+    kind, dtype, size = WORKLOADS[name]
     if device == "acc":
         from torch_acc.registration import register_inductor_backend
 
         register_inductor_backend()  # whichever slices discover it
-    fn, inputs, options = _workload(kind, dtype, device, small=dry_run)
+    if dtype == torch.float32:
+        torch.set_float32_matmul_precision("high")  # TF32, as Inductor recommends
+    fn, inputs, options = _workload(kind, dtype, size, device, small=dry_run)
     compiled = torch.compile(fn, **options)
-    grad = torch.no_grad() if kind != "train" else torch.enable_grad()
+    grad = torch.enable_grad() if kind in TRAINING_KINDS else torch.no_grad()
 
     def step() -> Any:
         with grad:
@@ -443,6 +573,12 @@ def render(results: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {w['cuda']['ms']:.3f} | {w['acc']['ms']:.3f} | {w['ratio']:.3f} "
             f"| {met} | {templates} |"
+        )
+    if workloads:
+        failed = [name for name, w in workloads.items() if "error" in w]
+        lines.append(
+            f"\nworkloads that run on acc and match cuda: {len(workloads) - len(failed)} of "
+            f"{len(workloads)}" + (f"; failing: {', '.join(failed)}" if failed else "")
         )
     for name, w in workloads.items():
         if w.get("ratio", 1.0) < 0.95:
