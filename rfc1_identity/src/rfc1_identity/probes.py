@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 
 import torch
 
 from rfc_shared.conformance.harness import (
     ProbeFailure,
     ask_each,
+    base_interface,
     check,
     device_property_stand_ins,
     registry,
@@ -126,12 +128,19 @@ def _host_device_properties() -> str:
 
     base = registry().DeviceInterface
     device = torch.device(subject().name, 0)
-    # A host-class variant that has no device properties, as OpenReg.
-    without = variant(
-        is_gpu=lambda: False,
-        get_device_properties=base.get_device_properties,
-        get_compute_capability=base.get_compute_capability,
-        Worker=base.Worker,
+    # A host-class interface that has no device properties, as OpenReg's: the
+    # backend's members the registry requires, on DeviceInterface itself, so
+    # that nothing defines get_device_properties() (a variant of the backend's
+    # interface would inherit the backend's).
+    required = ("is_available", "device_count", "current_device", "set_device")
+    without = type(
+        "HostWithoutProperties",
+        (base,),
+        {
+            "__module__": __name__,
+            "is_gpu": staticmethod(lambda: False),
+            **{name: inspect.getattr_static(base_interface(), name) for name in required},
+        },
     )
     try:
         answers = ask_each(lambda: DeviceProperties.create(device), host=without)
