@@ -124,3 +124,18 @@ def test_the_matrix_probes_columns_at_once_and_keeps_their_order(monkeypatch) ->
     assert list(table["rfc1.is_gpu"]) == ["stock", "stacked"]
     assert sorted(started) == ["stacked", "stock"]
     assert lines[-1] == "column stock done (2/2)"
+
+
+def test_the_matrix_has_no_column_for_a_slice_without_a_series_for_this_torch(
+    monkeypatch,
+) -> None:
+    from rfc_shared.conformance import matrix
+    from rfc_shared.overlay import base
+
+    older = base.known_base("2.13.0")
+    monkeypatch.setattr(base, "installed_torch_base", lambda: older)
+    without = [s.name for s in discover_slices().values() if older not in s.bases]
+    assert without  # rfc3_followup has no 2.13.0 series
+    found = matrix.columns()
+    assert found[0] == "stock" and found[-1] == "stacked"
+    assert not set(without) & set(found)

@@ -22,10 +22,14 @@ Matrix = dict[str, dict[str, dict[str, str]]]  # probe -> column -> {status, evi
 
 
 def columns() -> list[str]:
-    """``stock``, every installed slice in stack order, ``stacked``."""
+    """``stock``, every installed slice that has a series for the installed
+    torch, in stack order, ``stacked``."""
+    from rfc_shared.overlay.base import installed_torch_base
     from rfc_shared.overlay.slices import discover_slices, stack_order
 
-    return ["stock", *(s.name for s in stack_order(discover_slices().values())), "stacked"]
+    base = installed_torch_base()
+    served = (s.name for s in stack_order(discover_slices().values()) if base in s.bases)
+    return ["stock", *served, "stacked"]
 
 
 def _selection(column: str) -> str:
