@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from torch import nn
+
+from rfc_shared.testing.corpus import convnet
 
 
 torch_acc = pytest.importorskip("torch_acc")
@@ -21,21 +22,8 @@ def fresh_dynamo():
     torch._dynamo.reset()
 
 
-def convnet() -> nn.Module:
-    torch.manual_seed(0)
-    return nn.Sequential(
-        nn.Conv2d(3, 8, 3, padding=1),
-        nn.BatchNorm2d(8),
-        nn.ReLU(),
-        nn.Conv2d(8, 16, 3, stride=2, padding=1),
-        nn.ReLU(),
-        nn.AdaptiveAvgPool2d(1),
-        nn.Flatten(),
-        nn.Linear(16, 4),
-    )
-
-
 def train_steps(device: str, memory_format: torch.memory_format, compiled: bool) -> list:
+    torch.manual_seed(0)
     model = convnet().to(device=device, memory_format=memory_format)
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
 
