@@ -27,17 +27,20 @@ nitpicky = True
 
 # PyTorch's own docs theme. The header carries no page links (the titles are
 # long); the left sidebar lists the whole toctree, grouped by its captions, on
-# every page, and the right one the page's sections. The theme puts wide
-# tables and code blocks in boxes that scroll (docs/tests/test_layout.py).
+# every page, then the page's sections: no right sidebar, so that wide tables
+# and code have the width at 1280 px (_static/layout.css). What is still wider
+# scrolls in its own box (docs/tests/test_layout.py).
 html_theme = "pydata_sphinx_theme"
 html_title = "PrivateUse1 x torch.compile"
 templates_path = ["_templates"]
-html_sidebars = {"**": ["sidebar-nav-all.html"]}
+html_static_path = ["_static"]
+html_css_files = ["layout.css"]
+html_sidebars = {"**": ["sidebar-nav-all.html", "page-toc.html"]}
 html_theme_options = {
     "navbar_center": [],
     "navbar_end": ["theme-switcher"],
     "navbar_persistent": ["search-button"],
-    "secondary_sidebar_items": ["page-toc"],
+    "secondary_sidebar_items": [],
     "show_toc_level": 2,
     "footer_start": ["copyright"],
     "footer_center": [],

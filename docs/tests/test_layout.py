@@ -25,9 +25,9 @@ HTML = DOCS / "_build" / "html"
 OUT = DOCS / "_build" / "layout"
 CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
 WIDTH = 1280
-# The index, a slice page with wide tables and long patches, and the page of
-# figures and plots.
-PAGES = ["index", "rfc3", "performance"]
+# The index, a slice page with wide tables and long patches, the page of
+# figures and plots, the guide, and the pages of generated tables.
+PAGES = ["index", "rfc3", "performance", "backend-guide", "conformance", "reliability"]
 # No network: the machine may have none, and Chromium's background services
 # would wait for it.
 ARGS = [
@@ -136,6 +136,27 @@ def test_nothing_overflows_the_main_column(page: str, site: str, browser) -> Non
     assert measured["main"]["scrollWidth"] <= measured["main"]["clientWidth"], measured
     assert measured["article"]["scrollWidth"] <= measured["article"]["clientWidth"], measured
     assert measured["beyond"] == [], measured
+
+
+# Each table, and how far it reaches past its box (it would scroll there).
+TABLES = """() => [...document.querySelectorAll("article table")].map(t => ({
+  header: [...(t.querySelector("tr") || {cells: []}).cells].map(c => c.innerText.trim()),
+  hidden: Math.round(Math.max(t.scrollWidth, t.getBoundingClientRect().width)
+                     - t.parentElement.clientWidth),
+}))"""
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_tables_fit_the_column(page: str, site: str, browser) -> None:
+    """A table is read whole at 1280 px: long identifiers and messages wrap in
+    their cells (_static/layout.css) instead of pushing columns out of view."""
+    tab = browser.new_page()
+    try:
+        tab.goto(f"{site}/{page}.html", wait_until="load", timeout=60_000)
+        tables = tab.evaluate(TABLES)
+    finally:
+        tab.close()
+    assert [t for t in tables if t["hidden"] > 0] == []
 
 
 def test_the_measure_sees_an_overflow(site: str, browser) -> None:
