@@ -1,0 +1,12 @@
+"""``mhost``: a host-class PrivateUse1 device, for which Inductor generates C++."""
+
+import torch
+
+import minimal_device  # noqa: F401  (registers the allocator, guard, hooks and kernels)
+
+from . import device
+
+
+torch.utils.rename_privateuse1_backend("mhost")
+torch._register_device_module("mhost", device)
+torch.utils.generate_methods_for_privateuse1_backend()
