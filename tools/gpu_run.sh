@@ -35,6 +35,13 @@ step "installing the project's packages (no network; wheelhouse: $WHEELHOUSE)"
 pip_install() { $PY -m pip install -q --no-index --find-links "$WHEELHOUSE" "$@"; }
 pip_install hatchling expecttest
 pip_install --no-build-isolation "${PACKAGES[@]}"
+# Optional: the benchmark's Hugging Face rows need transformers, from the
+# wheelhouse with its dependencies (python -m pip download -d .wheelhouse
+# --only-binary=:all: "transformers<5"); without it those rows report the import error.
+if compgen -G "$WHEELHOUSE/transformers-*.whl" >/dev/null; then
+  step "installing transformers (the Hugging Face rows)"
+  pip_install transformers || step "transformers could not be installed: its rows will fail"
+fi
 step "building torch_acc with CUDA ($(nproc) jobs)"
 MAX_JOBS=$(nproc) pip_install --no-deps --no-build-isolation "$ROOT/torch_acc"
 

@@ -107,8 +107,14 @@ WORKLOADS: dict[str, tuple[str, torch.dtype, str]] = {
     "autocast bf16 training step 4x128x256 (host-bound)": ("autocast", torch.float32, "host"),
     "flex attention causal fwd+bwd bf16 8x16x1024x64": ("flex", torch.bfloat16, "device"),
     "flex attention causal fwd+bwd bf16 1x4x256x64 (host-bound)": ("flex", torch.bfloat16, "host"),
+    "HF Llama training step bf16, padded batch 8x512": ("llama", torch.bfloat16, "device"),
+    "HF Llama training step bf16, padded batch 4x128 (host-bound)": (
+        "llama",
+        torch.bfloat16,
+        "host",
+    ),
 }
-TRAINING_KINDS = ("train", "convnet", "convnet_cl", "masked", "autocast", "flex")
+TRAINING_KINDS = ("train", "convnet", "convnet_cl", "masked", "autocast", "flex", "llama")
 WORKLOAD_DEVICES = ("cuda", "acc")
 
 
@@ -308,6 +314,39 @@ class FlexStep(torch.nn.Module):
         return out.detach(), grad
 
 
+class LlamaStep(torch.nn.Module):
+    """A training step of Hugging Face's LlamaForCausalLM (its default SDPA
+    attention, which passes the padding mask to SDPA): loss, backward, AdamW.
+    Returns the loss."""
+
+    def __init__(self, hidden: int, layers: int, heads: int) -> None:
+        super().__init__()
+        from transformers import LlamaConfig, LlamaForCausalLM
+
+        config = LlamaConfig(
+            vocab_size=4096,
+            hidden_size=hidden,
+            intermediate_size=hidden * 4,
+            num_hidden_layers=layers,
+            num_attention_heads=heads,
+            num_key_value_heads=heads,
+            max_position_embeddings=2048,
+        )
+        self.model = LlamaForCausalLM(config)
+        self.optimizer: torch.optim.Optimizer | None = None
+
+    def forward(self, ids: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        if self.optimizer is None:  # made for the parameters on their device
+            self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=1e-4)
+        self.optimizer.zero_grad(set_to_none=True)
+        labels = ids.masked_fill(~keep, -100)  # no loss on the padding
+        loss = self.model(input_ids=ids, attention_mask=keep.long(), labels=labels).loss
+        value = loss.detach()
+        loss.backward()
+        self.optimizer.step()
+        return value
+
+
 def _workload(
     kind: str, dtype: torch.dtype, size: str, device: str, small: bool
 ) -> tuple[Callable[..., Any], list[torch.Tensor], dict[str, Any]]:
@@ -326,6 +365,16 @@ def _workload(
     if kind == "gemm":
         inputs = [torch.randn(n, n, dtype=dtype) for _ in range(2)]
         return torch.mm, [x.to(device) for x in inputs], {"mode": "max-autotune-no-cudagraphs"}
+    if kind == "llama":
+        # Hidden 256, 2 layers, 4 heads (host-bound); 1024, 8, 16 otherwise.
+        hidden, layers, lheads, lb, lt = (256, 2, 4, 4, 128) if host else (1024, 8, 16, 8, 512)
+        if small:
+            hidden, layers, lheads, lb, lt = 64, 1, 4, 2, 16
+        step_model = LlamaStep(hidden, layers, lheads).to(device=device, dtype=dtype)
+        ids = torch.randint(0, 4096, (lb, lt))
+        keep = torch.ones(lb, lt, dtype=torch.bool)
+        keep[1:, lt // 2 :] = False  # padded sequences, as a batch of uneven texts
+        return step_model, [ids.to(device), keep.to(device)], {}
     if kind == "flex":
         bf, hf, s, d = (1, 4, 256, 64) if host else (8, 16, 1024, 64)
         qkv = [torch.randn(bf, hf, s, d, dtype=dtype) for _ in range(3)]

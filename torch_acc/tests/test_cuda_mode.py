@@ -167,6 +167,34 @@ def test_sdpa_with_broadcast_masks_matches_cuda(dtype, shape, kind) -> None:
     torch.testing.assert_close(run(torch.compile(f), "acc"), math, **tol)
 
 
+# Flex attention compiles to Inductor's Triton templates on acc (rfc3_followup),
+# forward and backward, with a causal block mask; the reference is SDPA in
+# float64 on the CPU.
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float32], ids=["bf16", "fp32"])
+def test_flex_attention_runs_inductors_triton_templates_on_acc(dtype) -> None:
+    from torch._inductor.utils import run_and_get_code
+    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+    torch.manual_seed(0)
+    qkv = torch.randn(3, 2, 4, 256, 64).unbind(0)
+    reference = [t.double().requires_grad_() for t in qkv]
+    causal = torch.ones(256, 256, dtype=torch.bool).tril()
+    want = torch.nn.functional.scaled_dot_product_attention(*reference, attn_mask=causal)
+    want.sum().backward()
+
+    block_mask = create_block_mask(lambda b, h, q, kv: q >= kv, None, None, 256, 256, device="acc")
+    leaves = [t.to("acc", dtype).requires_grad_() for t in qkv]
+    out, (code, *_) = run_and_get_code(
+        torch.compile(flex_attention), *leaves, block_mask=block_mask
+    )
+    assert "triton_tem_" in code  # the flex template, not a fallback
+    out.float().sum().backward()
+    tol = {"atol": 3e-2, "rtol": 3e-2} if dtype == torch.bfloat16 else {"atol": 2e-3, "rtol": 2e-3}
+    torch.testing.assert_close(out.detach().double().cpu(), want.detach(), **tol)
+    for got, ref in zip(leaves, reference, strict=True):
+        torch.testing.assert_close(got.grad.double().cpu(), ref.grad, **tol)
+
+
 def test_max_autotune_tunes_cudas_triton_gemm_templates_on_acc() -> None:
     from torch._inductor.utils import run_and_get_code
 
