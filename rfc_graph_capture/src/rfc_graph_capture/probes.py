@@ -14,6 +14,7 @@ from rfc_shared.conformance.harness import (
     base_interface,
     check,
     exposes_streams,
+    implements,
     subject,
     variant,
 )
@@ -24,18 +25,13 @@ def _unused(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("the probe records no graph")
 
 
-# The members a backend with streams already has; the gate probe stubs the
-# other members a declaration of graph capture must come with, and never
-# records, so the stubs are never called.
-_STREAM_MEMBERS = ("device", "current_stream", "stream", "synchronize")
-
-
 def _graph_capture_stubs() -> dict[str, Any]:
     """Stand-ins for what the torch in use requires of an interface that
-    declares graph capture (nothing on stock torch)."""
+    declares graph capture (nothing on stock torch) and the backend's does not
+    implement: the gate probe never records, so they are never called."""
     registry = importlib.import_module("torch._dynamo.device_interface")
     required = getattr(registry, "_GRAPH_CAPTURE_INTERFACE_MEMBERS", ())
-    return {name: _unused for name in required if name not in _STREAM_MEMBERS}
+    return {name: _unused for name in required if not implements(base_interface(), name)}
 
 
 def _declares_graph_capture(interface: type) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -27,16 +28,28 @@ def _device_module_hook() -> str:
         "import importlib, json, sys, torch\n"
         f"importlib.import_module({top!r})\n"
         "light = 'torch._dynamo' not in sys.modules\n"
+        "registry = sys.modules.get('torch._dynamo.device_interface')\n"
+        f"itself = registry is not None and {name!r} in registry.device_interfaces\n"
         "from torch._dynamo.device_interface import get_interface_for_device\n"
         "try:\n"
         f"    found = get_interface_for_device('{name}')\n"
         f"    same = found is torch.{name}.get_device_interface()\n"
         "except NotImplementedError as e:\n"
         "    same = str(e)\n"
-        "print(json.dumps([light, same]))\n"
+        "print(json.dumps([light, itself, same]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    light, same = json.loads(done.stdout.strip().splitlines()[-1])
+    # Autoload off: the question is what importing the backend's package does,
+    # not what other packages' entry points register.
+    env = {**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    )
+    light, itself, same = json.loads(done.stdout.strip().splitlines()[-1])
+    if itself:
+        raise NotApplicable(
+            f"import {top} registers {name}'s DeviceInterface itself "
+            "(register_interface_for_device): there is no first use left to register it on"
+        )
     check(light, f"import {top} imported torch._dynamo")
     check(same is True, f"first Dynamo lookup of {name!r}: {same}")
     return f"torch.{name}.get_device_interface() registered on first use; import stays light"

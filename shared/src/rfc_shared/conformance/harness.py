@@ -47,6 +47,21 @@ def check(condition: object, evidence: str) -> None:
         raise ProbeFailure(evidence)
 
 
+def check_follows(
+    question: str, answers: dict[str, object], expected: dict[str, object], told: dict[str, str]
+) -> None:
+    """Fails unless each variant got its expected answer, saying in words what
+    ``question`` answered where the interface said what (``told``: label ->
+    what that variant's interface says)."""
+    if answers == expected:
+        return
+    said = "; ".join(
+        f"{answers[label]!r} where the interface says {told[label]} (expected {expected[label]!r})"
+        for label in expected
+    )
+    raise ProbeFailure(f"{question} does not follow the DeviceInterface: {said}")
+
+
 @dataclass(frozen=True)
 class Subject:
     """The PrivateUse1 backend under test."""
@@ -61,9 +76,11 @@ class Subject:
 
 @functools.cache
 def subject() -> Subject:
-    from rfc_shared.testing.backends import ensure_privateuse1_backend
+    from rfc_shared.testing.backends import backend_package
 
-    name = ensure_privateuse1_backend()
+    from .backend import resolve
+
+    name = resolve(backend_package())
     module = getattr(torch, name, None)
     if module is None:
         raise RuntimeError(f"the PrivateUse1 backend {name!r} registered no torch.{name} module")
@@ -127,7 +144,7 @@ def _defines(klass: type, name: str, default: type) -> bool:
     return False
 
 
-def _implements(interface: type, name: str) -> bool:
+def implements(interface: type, name: str) -> bool:
     """Whether ``interface`` (or its Worker) defines ``name`` rather than
     inheriting Dynamo's raising default."""
     base = registry().DeviceInterface
@@ -147,14 +164,27 @@ class StandInDeviceProperties:
     minor: int = 0
 
 
+def _answers(interface: type, name: str) -> bool:
+    """Whether ``interface`` implements ``name`` and it answers for the device
+    (a host-class backend may define ``get_device_properties`` only to raise)."""
+    if not implements(interface, name):
+        return False
+    try:
+        getattr(interface, name)(subject().device)
+    except Exception:
+        return False
+    return True
+
+
 def device_property_stand_ins(interface: type | None = None) -> dict[str, Any]:
     """``get_device_properties`` and ``get_compute_capability`` overrides for
-    a variant of ``interface`` (default: the backend's) that lacks them."""
+    a variant of ``interface`` (default: the backend's) that lacks them or
+    whose own raise: a variant must not inherit a method that raises."""
     interface = base_interface() if interface is None else interface
     found: dict[str, Any] = {}
-    if not _implements(interface, "get_device_properties"):
+    if not _answers(interface, "get_device_properties"):
         found["get_device_properties"] = lambda device=None: StandInDeviceProperties()
-    if not _implements(interface, "get_compute_capability"):
+    if not _answers(interface, "get_compute_capability"):
         found["get_compute_capability"] = lambda device=None: 80
     return found
 

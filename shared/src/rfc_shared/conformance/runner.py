@@ -14,14 +14,29 @@ class Outcome:
     evidence: str
 
 
+def _not_applicable_within(error: BaseException) -> NotApplicable | None:
+    """The NotApplicable an error was raised from, if any: a probe that wraps
+    what it calls must not turn "does not apply" into a failure."""
+    seen: set[int] = set()
+    cause: BaseException | None = error
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, NotApplicable):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__
+    return None
+
+
 def run_probe(name: str) -> Outcome:
     try:
         evidence = load()[name].run()
-    except ProbeFailure as e:
-        return Outcome("fail", str(e))
     except NotApplicable as e:
         return Outcome("n/a", str(e))
     except Exception as e:
+        if (reason := _not_applicable_within(e)) is not None:
+            return Outcome("n/a", str(reason))
+        if isinstance(e, ProbeFailure):
+            return Outcome("fail", str(e))
         first = (str(e).strip().splitlines() or [""])[0][:200]
         return Outcome("error", f"{type(e).__name__}: {first}")
     return Outcome("pass", evidence)
