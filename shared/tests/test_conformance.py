@@ -77,7 +77,9 @@ def test_on_stock_torch_every_probe_fails_with_evidence_unless_upstream_landed_i
     assert {p for p, s in statuses.items() if s == "n/a"} <= NOT_APPLICABLE_TO_ACC_ON_HOST
     assert all(report["evidence"][p]["stock"] for p in load())
     assert report["evidence"]["rfc1.is_gpu"]["stock"] == (
-        "is_gpu('acc') answered {'gpu': False, 'not_gpu': False}"
+        "is_gpu('acc') does not follow the DeviceInterface: False where the interface says "
+        "is_gpu() is True (expected True); False where the interface says is_gpu() is False "
+        "(expected False)"
     )
 
 
@@ -110,7 +112,9 @@ def test_the_matrix_probes_columns_at_once_and_keeps_their_order(monkeypatch) ->
     started: list[str] = []
     first_may_finish = threading.Event()
 
-    def probe_column(column: str, probes: object) -> dict[str, dict[str, str]]:
+    def probe_column(
+        column: str, probes: object, kernel_cache: str | None = None
+    ) -> dict[str, dict[str, str]]:
         started.append(column)
         if column == "stock":  # finishes last, once the second column has started
             assert first_may_finish.wait(timeout=30), "the columns ran one after another"
@@ -123,7 +127,7 @@ def test_the_matrix_probes_columns_at_once_and_keeps_their_order(monkeypatch) ->
     table = matrix.build(["stock", "stacked"], ["rfc1.is_gpu"], lines.append, workers=2)
     assert list(table["rfc1.is_gpu"]) == ["stock", "stacked"]
     assert sorted(started) == ["stacked", "stock"]
-    assert lines[-1] == "column stock done (2/2)"
+    assert lines[-1].startswith("[2/2] stock ... ")
 
 
 def test_the_matrix_has_no_column_for_a_slice_without_a_series_for_this_torch(
@@ -139,3 +143,68 @@ def test_the_matrix_has_no_column_for_a_slice_without_a_series_for_this_torch(
     found = matrix.columns()
     assert found[0] == "stock" and found[-1] == "stacked"
     assert not set(without) & set(found)
+
+
+def test_the_text_output_gives_the_evidence_of_each_failure_and_what_to_do() -> None:
+    done = run_python(
+        "import sys; sys.argv[1:] = ['--backend', 'torch_acc', '--probes', "
+        "'rfc1.is_gpu,graph_capture.record']\n"
+        "from rfc_shared.conformance.__main__ import main; main()",
+        slices="none",
+        env={"TRITON_INTERPRET": "1"},
+    )
+    lines = done.stdout.splitlines()
+    failure = lines.index(next(line for line in lines if line.startswith("FAIL rfc1.is_gpu")))
+    assert lines[failure].startswith("FAIL rfc1.is_gpu [stock]: is_gpu('acc') does not follow")
+    assert lines[failure + 1] == "    what to do: this torch lacks it: the rfc1 slice brings it."
+    assert any(line.startswith("n/a graph_capture.record [stock]: ") for line in lines)
+
+
+def test_evidence_names_the_backend_as_lacking_once_the_slice_is_applied() -> None:
+    from rfc_shared.conformance import evidence
+
+    matrix = {
+        "rfc1.is_gpu": {
+            "stock": {"status": "fail", "evidence": "no"},
+            "rfc2": {"status": "fail", "evidence": "no"},
+            "rfc1": {"status": "fail", "evidence": "still no"},
+            "stacked": {"status": "pass", "evidence": "yes"},
+        },
+        "rfc3.e2e_compile": {"stacked": {"status": "error", "evidence": "Boom: x"}},
+    }
+    text = evidence.as_text(matrix).splitlines()
+    assert "FAIL rfc1.is_gpu [stock, rfc2]: no" in text
+    assert text[text.index("FAIL rfc1.is_gpu [rfc1]: still no") + 1].startswith(
+        "    what to do: the rfc1 slice is applied, so the backend lacks"
+    )
+    assert text[text.index("ERROR rfc3.e2e_compile [stacked]: Boom: x") + 1].startswith(
+        "    what to do: the probe could not run here"
+    )
+    assert evidence.as_text({"rfc1.is_gpu": {"stock": {"status": "pass", "evidence": ""}}}) == ""
+
+
+def test_progress_gives_each_column_its_time_and_what_is_left() -> None:
+    from rfc_shared.conformance.matrix import progress_line
+
+    assert progress_line(3, 9, "rfc2", 41.2, 60.0) == "[3/9] rfc2 ... 41 s, about 2 min left"
+    assert progress_line(9, 9, "stacked", 12.0, 200.0) == "[9/9] stacked ... 12 s"
+
+
+def test_the_columns_share_compiled_kernels_and_nothing_keyed_by_torchs_files(
+    monkeypatch,
+) -> None:
+    from rfc_shared.conformance import matrix
+
+    caches: dict[str, str | None] = {}
+
+    def probe_column(column: str, probes: object, kernel_cache: str | None = None) -> dict:
+        caches[column] = kernel_cache
+        return {"rfc1.is_gpu": {"status": "pass", "evidence": column}}
+
+    monkeypatch.setattr(matrix, "probe_column", probe_column)
+    matrix.build(["stock", "rfc1", "stacked"], ["rfc1.is_gpu"], workers=2)
+    assert len(set(caches.values())) == 1 and None not in caches.values()
+    env = matrix._column_env("rfc1", "/shared-kernels", "/fresh")
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == "/shared-kernels"
+    assert env["TORCHINDUCTOR_FX_GRAPH_CACHE"] == "0"
+    assert env["TORCHINDUCTOR_AUTOGRAD_CACHE"] == "0"

@@ -12,6 +12,7 @@ from rfc_shared.conformance.harness import (
     ask_each,
     base_interface,
     check,
+    check_follows,
     device_property_stand_ins,
     registry,
     stream_class,
@@ -19,6 +20,10 @@ from rfc_shared.conformance.harness import (
     variant,
 )
 from rfc_shared.conformance.probes import probe
+
+
+# What the two variants of the is_gpu probes say.
+_GPU_OR_NOT = {"gpu": "is_gpu() is True", "not_gpu": "is_gpu() is False"}
 
 
 def _utils():
@@ -33,7 +38,7 @@ def _is_gpu() -> str:
         gpu=variant(is_gpu=lambda: True),
         not_gpu=variant(is_gpu=lambda: False),
     )
-    check(answers == {"gpu": True, "not_gpu": False}, f"is_gpu({name!r}) answered {answers}")
+    check_follows(f"is_gpu({name!r})", answers, {"gpu": True, "not_gpu": False}, _GPU_OR_NOT)
     return f"is_gpu({name!r}) follows the interface: {answers}"
 
 
@@ -46,7 +51,7 @@ def _gpu_types() -> str:
         gpu=variant(is_gpu=lambda: True),
         not_gpu=variant(is_gpu=lambda: False),
     )
-    check(answers == {"gpu": True, "not_gpu": False}, f"{name!r} in GPU_TYPES: {answers}")
+    check_follows(f"{name!r} in GPU_TYPES", answers, {"gpu": True, "not_gpu": False}, _GPU_OR_NOT)
     return f"{name!r} in GPU_TYPES follows the interface, registered after import: {answers}"
 
 
@@ -88,9 +93,11 @@ def _device_need_guard() -> str:
         streams=variant(is_gpu=lambda: True, Stream=stream_class()),
         no_streams=variant(is_gpu=lambda: True, Stream=base.Stream),
     )
-    check(
-        answers == {"streams": True, "no_streams": False},
-        f"device_need_guard({name!r}) answered {answers}",
+    check_follows(
+        f"device_need_guard({name!r})",
+        answers,
+        {"streams": True, "no_streams": False},
+        {"streams": "it is a GPU with a Stream class", "no_streams": "it is a GPU without one"},
     )
     return f"device_need_guard({name!r}) follows the Stream slot: {answers}"
 

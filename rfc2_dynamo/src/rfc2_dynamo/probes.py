@@ -28,6 +28,13 @@ def _traced(fn: Callable[..., torch.Tensor], what: str) -> list[torch.fx.GraphMo
         return fullgraph_graphs(fn, torch.ones(2, device=subject().device))
     except Exception as e:
         message = str(e).strip().splitlines()[0][:160]
+        if "marked as skipped" in message:
+            # Dynamo's words for a function it has no rule to trace into.
+            raise ProbeFailure(
+                f"{what}: Dynamo does not trace the backend's runtime function (it has no trace "
+                "rule for it and breaks the graph there); the rfc2 slice lets the interface "
+                "declare its functions"
+            ) from e
         raise ProbeFailure(f"{what}: {type(e).__name__}: {message}") from e
 
 

@@ -8,7 +8,14 @@ from typing import Any
 
 import torch
 
-from rfc_shared.conformance.harness import ask_each, check, registry, subject, variant
+from rfc_shared.conformance.harness import (
+    ask_each,
+    check,
+    check_follows,
+    registry,
+    subject,
+    variant,
+)
 from rfc_shared.conformance.probes import probe
 
 
@@ -45,7 +52,13 @@ def _feature_gpu() -> str:
         not_is_gpu=variant(is_gpu=lambda: False, backend_features=_declaring("GPU")),
     )
     expected = {"declared": True, "undeclared": False, "is_gpu": True, "not_is_gpu": False}
-    check(answers == expected, f"has_backend_feature(GPU) answered {answers}")
+    told = {
+        "declared": "GPU is in backend_features()",
+        "undeclared": "backend_features() is empty",
+        "is_gpu": "is_gpu() is True, backend_features() empty",
+        "not_is_gpu": "is_gpu() is False, GPU in backend_features()",
+    }
+    check_follows("has_backend_feature(GPU)", answers, expected, told)
     return f"BackendFeature.GPU from backend_features(), is_gpu() deciding: {answers}"
 
 
@@ -57,7 +70,8 @@ def _follows_the_declaration(feature: str, question: Callable[[], object], what:
         declared=variant(backend_features=_declaring(feature)),
         empty=variant(backend_features=_declaring()),
     )
-    check(answers == {"declared": True, "empty": False}, f"{what}: {answers}")
+    told = {"declared": f"{feature} is in backend_features()", "empty": "it declares none"}
+    check_follows(what, answers, {"declared": True, "empty": False}, told)
     return f"{what} follows backend_features(): {answers}"
 
 

@@ -15,9 +15,11 @@ import os
 import sys
 from pathlib import Path
 
-from rfc_shared.testing.backends import ENV_BACKEND
+from rfc_shared.testing.backends import ENV_BACKEND, backend_package
 
+from . import evidence
 from . import matrix as matrices
+from .backend import UnusableBackend, resolve
 from .probes import load
 
 
@@ -52,6 +54,11 @@ def main(argv: list[str] | None = None) -> int:
         for probe in load().values():
             print(f"{probe.name:<32} {probe.summary}")
         return 0
+    try:  # at once, not in every column: a backend that cannot be probed
+        resolve(backend_package())
+    except UnusableBackend as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     probes = args.probes.split(",") if args.probes else None
     if args.matrix:
         columns = args.columns.split(",") if args.columns else None
@@ -80,10 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(matrices.as_json(table, evidence=args.evidence), indent=1))
     else:
         print(matrices.as_text(table))
-        if not args.matrix:
-            for name, cols in table.items():
-                for outcome in cols.values():
-                    print(f"  {name}: {outcome['evidence']}")
+        print(evidence.as_text(table))
     return 0
 
 

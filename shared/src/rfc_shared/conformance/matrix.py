@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
@@ -36,19 +37,35 @@ def _selection(column: str) -> str:
     return {"stock": selection.NONE, "stacked": selection.ALL}.get(column, column)
 
 
+def _column_env(column: str, kernel_cache: str | None, fresh: str) -> dict[str, str]:
+    """The column's overlay, and Inductor's cache: an FX graph or AOTAutograd
+    artifact another column compiled must not answer for this one (their keys
+    hash torch's files on disk, which the overlay leaves as they are), so those
+    caches are off; compiled kernels are keyed by their own source, which no
+    column can change, so ``kernel_cache`` shares them across columns."""
+    env = {**os.environ, selection.ENV: _selection(column)}
+    env["TORCHINDUCTOR_CACHE_DIR"] = kernel_cache or fresh
+    if kernel_cache:
+        env["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
+        env["TORCHINDUCTOR_AUTOGRAD_CACHE"] = "0"
+    env.pop("TRITON_CACHE_DIR", None)  # under Inductor's
+    return env
+
+
 def probe_column(
-    column: str, probes: Sequence[str] | None = None, env: dict[str, str] | None = None
+    column: str,
+    probes: Sequence[str] | None = None,
+    env: dict[str, str] | None = None,
+    kernel_cache: str | None = None,
 ) -> dict[str, dict[str, str]]:
-    """Run the probes in a fresh interpreter with ``column``'s overlay, and a
-    fresh Inductor cache: an artifact an earlier run compiled must not answer
-    for this one."""
+    """Run the probes in a fresh interpreter with ``column``'s overlay (see
+    :func:`_column_env` for what it shares with other columns)."""
     command = [sys.executable, "-m", "rfc_shared.conformance", "--format", "json", "--evidence"]
     if probes:
         command += ["--probes", ",".join(probes)]
-    with tempfile.TemporaryDirectory(prefix="rfc-conformance-") as cache:
-        full_env = {**os.environ, **(env or {}), selection.ENV: _selection(column)}
-        full_env["TORCHINDUCTOR_CACHE_DIR"] = cache
-        full_env.pop("TRITON_CACHE_DIR", None)  # under Inductor's
+    with tempfile.TemporaryDirectory(prefix="rfc-conformance-") as fresh:
+        full_env = {**_column_env(column, kernel_cache, fresh), **(env or {})}
+        full_env[selection.ENV] = _selection(column)
         done = subprocess.run(command, capture_output=True, text=True, env=full_env)
     if done.returncode not in (0, 1) or not done.stdout.strip():
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -61,6 +78,19 @@ def probe_column(
     }
 
 
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
+
+
+def progress_line(done: int, total: int, column: str, took: float, elapsed: float) -> str:
+    """``[3/9] rfc2 ... 41 s, about 2 min left``: the estimate is the pace so
+    far (columns finished per second of wall time) over the columns left."""
+    line = f"[{done}/{total}] {column} ... {_duration(took)}"
+    if done < total:
+        line += f", about {_duration(elapsed / done * (total - done))} left"
+    return line
+
+
 def build(
     wanted: Sequence[str] | None = None,
     probes: Sequence[str] | None = None,
@@ -70,17 +100,32 @@ def build(
     """One column per configuration in ``wanted`` (default: :func:`columns`).
 
     Columns are independent interpreters, so ``workers`` of them (default: one
-    per CPU) run at once; the table keeps ``wanted``'s order.
+    per CPU) run at once, sharing compiled kernels; the table keeps
+    ``wanted``'s order.
     """
     wanted = columns() if wanted is None else list(wanted)
     workers = workers or os.cpu_count() or 1
     progress(f"probing {len(wanted)} columns, {workers} at a time ...")
     results: dict[str, dict[str, dict[str, str]]] = {}
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        pending = {pool.submit(probe_column, column, probes): column for column in wanted}
+    start = time.monotonic()
+
+    def timed(column: str, kernel_cache: str) -> tuple[dict[str, dict[str, str]], float]:
+        began = time.monotonic()
+        return probe_column(column, probes, kernel_cache=kernel_cache), time.monotonic() - began
+
+    with (
+        tempfile.TemporaryDirectory(prefix="rfc-conformance-kernels-") as kernel_cache,
+        ThreadPoolExecutor(max_workers=workers) as pool,
+    ):
+        # Stacked compiles the most: started first, it has compiled the kernels
+        # by the time the other columns that generate them get there.
+        order = sorted(wanted, key=lambda column: column != "stacked")
+        pending = {pool.submit(timed, column, kernel_cache): column for column in order}
         for done in as_completed(pending):
-            results[pending[done]] = done.result()
-            progress(f"column {pending[done]} done ({len(results)}/{len(wanted)})")
+            column = pending[done]
+            results[column], took = done.result()
+            elapsed = time.monotonic() - start
+            progress(progress_line(len(results), len(wanted), column, took, elapsed))
     matrix: Matrix = {p: {} for p in (probes or load())}
     for column in wanted:
         for probe, outcome in results[column].items():

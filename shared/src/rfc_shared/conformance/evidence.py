@@ -1,0 +1,74 @@
+"""The evidence under the text table: for each FAIL and ERROR what the base
+or the backend lacks and what to do; each n/a in one line.
+
+Cells of one probe that say the same thing are given once, with their
+columns.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .probes import load
+
+
+Matrix = dict[str, dict[str, dict[str, str]]]  # probe -> column -> {status, evidence}
+
+
+@functools.cache
+def _slices_of(column: str) -> frozenset[str]:
+    """The slices a matrix column applies: none for ``stock``, all for
+    ``stacked``, else the slice and those it requires."""
+    from rfc_shared.overlay.slices import discover_slices
+
+    found = discover_slices()
+    if column == "stock":
+        return frozenset()
+    if column == "stacked" or column not in found:
+        return frozenset(found)
+    wanted, todo = set(), [column]
+    while todo:
+        name = todo.pop()
+        if name not in wanted and name in found:
+            wanted.add(name)
+            todo += list(found[name].requires)
+    return frozenset(wanted)
+
+
+def advice(probe: str, column: str, status: str) -> str:
+    """What to do about a FAIL or ERROR of ``probe`` in ``column``."""
+    known = load().get(probe)
+    site = probe.split(".", 1)[0]
+    if status == "error":
+        return (
+            "the probe could not run here; the base or the backend lacks what the line above "
+            "names. If it names neither, report it with the --json output."
+        )
+    if site not in _slices_of(column):
+        landed = f" (upstream from torch {known.landed_in})" if known and known.landed_in else ""
+        return f"this torch lacks it: the {site} slice brings it{landed}."
+    return (
+        f"the {site} slice is applied, so the backend lacks what the line above names: "
+        "give it that (see the backend guide)."
+    )
+
+
+def as_text(matrix: Matrix) -> str:
+    """The evidence of every FAIL, ERROR and n/a cell; empty when all pass."""
+    blocks: list[str] = []
+    for probe, cols in matrix.items():
+        groups: dict[tuple[str, str, str], list[str]] = {}
+        for column, outcome in cols.items():
+            status = outcome["status"]
+            if status in ("pass", None):
+                continue
+            what = "" if status == "n/a" else advice(probe, column, status)
+            groups.setdefault((status, outcome["evidence"], what), []).append(column)
+        for (status, evidence, what), where in groups.items():
+            label = "n/a" if status == "n/a" else status.upper()
+            head = f"{label} {probe} [{', '.join(where)}]: {evidence}"
+            blocks.append(head if not what else f"{head}\n    what to do: {what}")
+    if not blocks:
+        return ""
+    heading = "Evidence (FAIL, ERROR: what is lacking and what to do; n/a: why):"
+    return "\n".join(["", heading, *blocks])
