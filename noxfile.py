@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import sys
+import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ nox.options.error_on_external_run = False
 
 ROOT = Path(__file__).parent.resolve()
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
-PYTHON = "python3.11"  # the local torch 2.13.0 CPU wheel is cp311
+PYTHON = "python3.11"  # the local CPU wheels of the backport bases are cp311
 SLICES_VAR = "TORCH_RFC_SLICES"  # rfc_shared.selection.ENV, read before it is installed
 SLICE_GROUP = "torch_rfc.slices"
 ENGINE = ROOT / "shared"
@@ -69,16 +70,21 @@ class Base:
         return str(self.env / "bin" / "python")
 
 
-BASES = {
-    # PyPI's regular wheel (there is no CPU-only one); it brings the triton
-    # it pairs with and runs without a GPU.
-    "2.15.0": Base("2.15.0", ("torch==2.15.0",)),
-    # The local CPU wheel (pip's configured wheel folder); triton is not its
-    # dependency, so the release it pairs with is named.
-    "2.13.0": Base("2.13.0", ("torch==2.13.0", "triton==3.7.1")),
-}
-PRIMARY = BASES["2.15.0"]
-BACKPORTS: tuple[Base, ...] = (BASES["2.13.0"],)
+def _bases() -> dict[str, Base]:
+    """The bases nox installs, from the file that names every base (the
+    engine's ``bases.toml``): the primary and the backports, primary first."""
+    with (ENGINE / "src" / "rfc_shared" / "bases.toml").open("rb") as f:
+        declared = tomllib.load(f)["base"]
+    return {
+        b["version"]: Base(b["version"], tuple(b["requirements"]))
+        for b in sorted(declared, key=lambda b: b["role"] != "primary")
+        if b["role"] in ("primary", "backport")
+    }
+
+
+BASES = _bases()
+PRIMARY, *_backports = BASES.values()
+BACKPORTS: tuple[Base, ...] = tuple(_backports)
 # Our own pip calls may install releases newer than a machine-wide pip
 # constraints file admits; this overrides it for them only.
 PIP_ENV = {"PIP_CONSTRAINT": os.devnull}

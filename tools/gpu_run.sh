@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check, in one call on a CUDA machine whose Python already has torch
-# (a base the slices have a series for: 2.13.0 or 2.11.0) and triton:
+# (a base the slices have series for: the GPU image's is the base whose role is
+# "gpu" in shared/src/rfc_shared/bases.toml) and triton:
 #   1. installs the project's packages from this tree into that Python, with
 #      no network: the build backend and small dependencies come from a
 #      wheelhouse made beforehand on a networked machine with

@@ -25,12 +25,10 @@ def _install_demo_slice(site: Path) -> None:
     )
     (series / "series").write_text("0001-dynamo-Mark-the-demo.patch\n")
     (package / "__init__.py").write_text(
-        "from rfc_shared.overlay.base import TorchBase\n"
         "from rfc_shared.overlay.slices import Slice\n\n"
         "SLICE = Slice(\n"
         "    name='demo',\n"
         "    package=__name__,\n"
-        f"    bases=(TorchBase({base.version!r}, {base.git_version!r}),),\n"
         "    requires=('shared',),\n"
         "    title='A throwaway slice',\n"
         ")\n"

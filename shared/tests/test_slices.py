@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from rfc_shared import selection
-from rfc_shared.overlay.base import TORCH_2_13_0, TorchBase
+from rfc_shared.overlay.base import TorchBase, known_base
 from rfc_shared.overlay.slices import (
     BaseMismatchError,
     Slice,
@@ -15,8 +15,11 @@ from rfc_shared.overlay.slices import (
 from rfc_shared.testing.helpers import write_slice
 
 
+OLDER = known_base("2.13.0")
+
+
 def make(name: str, *requires: str, after: tuple[str, ...] = ()) -> Slice:
-    return Slice(name, name, (TORCH_2_13_0,), requires, stack_after=after)
+    return Slice(name, name, (OLDER,), requires, stack_after=after)
 
 
 INSTALLED = {
@@ -77,17 +80,17 @@ def test_a_base_without_series_is_refused_naming_both_versions(slices_root: Path
     old = TorchBase("2.12.0", "0" * 40)
     s = write_slice(slices_root, "rfc1", [], base=old)
     with pytest.raises(BaseMismatchError) as info:
-        s.series(TORCH_2_13_0)
+        s.series(OLDER)
     assert "torch 2.13.0" in str(info.value) and "torch 2.12.0" in str(info.value)
-    assert not for_base({"rfc1": s}, TORCH_2_13_0)
+    assert not for_base({"rfc1": s}, OLDER)
 
 
 def test_series_file_must_match_the_folder(slices_root: Path) -> None:
-    s = write_slice(slices_root, "rfc1", [], base=TORCH_2_13_0)
-    folder = s.series_dir(TORCH_2_13_0)
+    s = write_slice(slices_root, "rfc1", [], base=OLDER)
+    folder = s.series_dir(OLDER)
     (folder / "0009-stray.patch").write_text("x")
     with pytest.raises(SliceError, match="0009-stray.patch"):
-        s.series(TORCH_2_13_0)
+        s.series(OLDER)
     (folder / "series").unlink()
     with pytest.raises(SliceError, match="series is missing"):
-        s.series(TORCH_2_13_0)
+        s.series(OLDER)

@@ -6,14 +6,12 @@ The change itself is the patch series in ``patches/``; this module only
 declares it to the overlay.
 """
 
-from rfc_shared.overlay.base import TORCH_2_11_0, TORCH_2_13_0, TORCH_2_15_0
 from rfc_shared.overlay.slices import Slice
 
 
 SLICE = Slice(
     name="rfc1",
     package=__name__,
-    bases=(TORCH_2_15_0, TORCH_2_13_0, TORCH_2_11_0),
     requires=("shared",),
     title="Device identity and capability through the DeviceInterface registry",
 )

@@ -8,14 +8,12 @@ reviewed and exported on its own. This module only declares both to the
 overlay.
 """
 
-from rfc_shared.overlay.base import TORCH_2_11_0, TORCH_2_13_0, TORCH_2_15_0
 from rfc_shared.overlay.slices import Slice
 
 
 SLICE = Slice(
     name="rfc3",
     package=__name__,
-    bases=(TORCH_2_15_0, TORCH_2_13_0, TORCH_2_11_0),
     requires=("shared", "rfc1"),
     stack_after=("rfc2",),
     title="Inductor discovers, configures, compiles and runs a PrivateUse1 backend",
@@ -24,7 +22,6 @@ SLICE = Slice(
 FOLLOWUP = Slice(
     name="rfc3_followup",
     package=__name__,
-    bases=(TORCH_2_15_0, TORCH_2_13_0, TORCH_2_11_0),
     requires=("shared", "rfc1", "rfc3"),
     title="Beyond the RFC's asks: what a PrivateUse1 backend met compiling with Inductor",
     patches_folder="followup",

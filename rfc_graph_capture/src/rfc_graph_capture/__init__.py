@@ -9,14 +9,12 @@ The change itself is the patch series in ``patches/``; this module only
 declares it to the overlay.
 """
 
-from rfc_shared.overlay.base import TORCH_2_11_0, TORCH_2_13_0, TORCH_2_15_0
 from rfc_shared.overlay.slices import Slice
 
 
 SLICE = Slice(
     name="graph_capture",
     package=__name__,
-    bases=(TORCH_2_15_0, TORCH_2_13_0, TORCH_2_11_0),
     requires=("shared", "rfc1"),
     stack_after=("backend_feature",),
     title='Graph capture (mode="reduce-overhead") through the DeviceInterface registry',

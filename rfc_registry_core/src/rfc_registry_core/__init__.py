@@ -7,13 +7,11 @@ The change itself is the patch series in ``patches/``; this module only
 declares it to the overlay.
 """
 
-from rfc_shared.overlay.base import TORCH_2_11_0, TORCH_2_13_0, TORCH_2_15_0
 from rfc_shared.overlay.slices import Slice
 
 
 SLICE = Slice(
     name="shared",
     package=__name__,
-    bases=(TORCH_2_15_0, TORCH_2_13_0, TORCH_2_11_0),
     title="PrivateUse1 registration primitive in the DeviceInterface registry",
 )

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..overlay import Overlay
-from ..overlay.base import TorchBase, known_base, read_torch_base, torch_package_dir
+from ..overlay.base import TorchBase, read_torch_base, torch_package_dir
 from ..overlay.slices import SERIES_FILE, Slice, SliceError, discover_slices, for_base, resolve
 from . import pristine
 
@@ -98,17 +98,11 @@ def slice_source_dir(root: Path, s: Slice) -> Path:
 def from_source(root: Path, s: Slice) -> Slice:
     """The slice with its series read from the project tree.
 
-    Every ``torch-<version>`` folder there counts as a base of the slice, so
-    a freshly ported series is usable before the slice declares it.
+    Its bases are the ``torch-<version>`` folders there, so a freshly ported
+    series is usable before the package is installed again.
     """
     patches = slice_source_dir(root, s) / "src" / s.package / s.patches_folder
-    found = [
-        known_base(folder.name.removeprefix("torch-"))
-        for folder in sorted(patches.glob("torch-*"))
-        if (folder / SERIES_FILE).is_file()
-    ]
-    bases = (*s.bases, *(b for b in found if b not in s.bases))
-    return dataclasses.replace(s, patches_root=patches, bases=bases)
+    return dataclasses.replace(s, patches_root=patches, bases=None)
 
 
 def source_slices(root: Path, name: str) -> list[Slice]:

@@ -8,16 +8,29 @@ from __future__ import annotations
 
 import ast
 import importlib.machinery
-from dataclasses import dataclass
+import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
+
+
+#: The file that names every base, with its role (see its header).
+BASES_FILE = Path(__file__).parents[1] / "bases.toml"
+ROLES = ("primary", "backport", "gpu")
 
 
 @dataclass(frozen=True, order=True)
 class TorchBase:
-    """A torch release identified by its public version and upstream commit."""
+    """A torch release identified by its public version and upstream commit.
+
+    ``role`` and ``requirements`` say how the project uses a known base
+    (:data:`BASES_FILE`); they do not take part in comparisons, so a base read
+    from an installed torch equals the known one.
+    """
 
     version: str
     git_version: str
+    role: str = field(default="", compare=False)
+    requirements: tuple[str, ...] = field(default=(), compare=False)
 
     def __str__(self) -> str:
         return f"torch {self.version} (git {self.git_version[:10]})"
@@ -36,20 +49,43 @@ class TorchBase:
         return Path(__file__).parents[1] / "landed_tests" / self.series_dir_name
 
 
-#: The primary base: the newest release, what a slice's upstream PR is cut against.
-TORCH_2_15_0 = TorchBase("2.15.0", "d0f2af8b66b20da4baa50644c0cd3f887a2eae2e")
-
-#: Backport bases: the same API (what upstream landed by 2.15 plus the slice)
-#: for environments that pin an older release.
-TORCH_2_13_0 = TorchBase("2.13.0", "cf30153c4c131c8164ee7798e5022d810682e2cb")
-TORCH_2_11_0 = TorchBase("2.11.0", "70d99e998b4955e0049d13a98d77ae1b14db1f45")
-
-#: Every base a series may be ported to, primary first.
-KNOWN_BASES = (TORCH_2_15_0, TORCH_2_13_0, TORCH_2_11_0)
-
-
 class UnknownBaseError(ValueError):
     """A torch version that is not one of :data:`KNOWN_BASES`."""
+
+
+def read_bases(path: Path = BASES_FILE) -> tuple[TorchBase, ...]:
+    """The bases ``path`` declares, primary first.
+
+    Raises:
+        ValueError: the file does not declare exactly one primary base, or an
+            entry lacks a field or has an unknown role.
+    """
+    with path.open("rb") as f:
+        entries = tomllib.load(f).get("base", [])
+    bases = []
+    for entry in entries:
+        try:
+            base = TorchBase(
+                entry["version"],
+                entry["git_version"],
+                entry["role"],
+                tuple(entry.get("requirements", ())),
+            )
+        except KeyError as e:
+            raise ValueError(f"{path}: a [[base]] entry has no {e.args[0]!r}") from None
+        if base.role not in ROLES:
+            raise ValueError(f"{path}: {base.version} has role {base.role!r}, not one of {ROLES}")
+        bases.append(base)
+    primaries = [b for b in bases if b.role == "primary"]
+    if len(primaries) != 1:
+        raise ValueError(f"{path}: {len(primaries)} primary bases, not one")
+    return tuple(sorted(bases, key=lambda b: b.role != "primary"))
+
+
+#: Every base a series may be ported to, primary first.
+KNOWN_BASES = read_bases()
+#: The newest release: what a slice's upstream PR is cut against.
+PRIMARY_BASE = KNOWN_BASES[0]
 
 
 def known_base(version: str) -> TorchBase:

@@ -7,8 +7,9 @@ A slice is a package that declares itself in the entry-point group
     rfc1 = "rfc1_identity:SLICE"
 
 where ``SLICE`` is a :class:`Slice`. Its patch series lives in the package,
-one folder per torch base (``patches/torch-2.13.0/``): ``git format-patch``
-files, applied in the order the folder's ``series`` file lists them.
+one folder per torch base (``patches/torch-<version>/``): ``git format-patch``
+files, applied in the order the folder's ``series`` file lists them. The
+folders are the slice's bases: nothing else lists them.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .base import TorchBase
+from .base import TorchBase, UnknownBaseError, known_base
 
 
 if TYPE_CHECKING:
@@ -48,7 +49,9 @@ class Slice:
         name: The slice's short name (``rfc1``); names the nox session and
             the ``TORCH_RFC_SLICES`` value.
         package: The import name of the package holding ``patches/``.
-        bases: The torch releases the slice has a series for.
+        bases: The torch releases the slice has a series for; by default,
+            those of its series folders (``torch-<version>/`` with a
+            ``series`` file).
         requires: Names of slices that must be applied first; the slice's
             series is cut against their postimages.
         title: One line saying what the slice changes.
@@ -63,13 +66,36 @@ class Slice:
 
     name: str
     package: str
-    bases: tuple[TorchBase, ...]
+    bases: tuple[TorchBase, ...] | None = None
     requires: tuple[str, ...] = ()
     title: str = ""
     version: str = field(default="0+unknown", compare=False)
     patches_root: Path | None = field(default=None, compare=False, repr=False)
     stack_after: tuple[str, ...] = ()
     patches_folder: str = "patches"
+
+    def __post_init__(self) -> None:
+        if self.bases is None:
+            object.__setattr__(self, "bases", self._series_bases())
+
+    def _series_bases(self) -> tuple[TorchBase, ...]:
+        """The known bases the series folders are for, primary first.
+
+        Raises:
+            SliceError: a series folder for a base the project does not know.
+        """
+        folders = [d for d in self.patches_dir().glob("torch-*") if (d / SERIES_FILE).is_file()]
+        found = []
+        for folder in folders:
+            try:
+                found.append(known_base(folder.name.removeprefix("torch-")))
+            except UnknownBaseError as e:
+                raise SliceError(
+                    f"slice {self.name!r}: {folder} is a series for an unknown base ({e}); "
+                    "declare the base in rfc_shared/bases.toml"
+                ) from None
+        newest_first = sorted(found, key=lambda b: [-int(p) for p in b.version.split(".")])
+        return tuple(sorted(newest_first, key=lambda b: b.role != "primary"))
 
     def patches_dir(self) -> Path:
         if self.patches_root is not None:
