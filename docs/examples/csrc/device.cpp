@@ -71,6 +71,10 @@ struct Guard final : c10::impl::DeviceGuardImplInterface {
   c10::Stream getDefaultStream(c10::Device d) const override {
     return c10::Stream(c10::Stream::DEFAULT, d);
   }
+  // torch.Stream(device=...) asks for a new stream: there is only the one.
+  c10::Stream getNewStream(c10::Device d, int) const override {
+    return getDefaultStream(d);
+  }
   c10::Stream exchangeStream(c10::Stream s) const override {
     return s;
   }

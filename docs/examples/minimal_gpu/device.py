@@ -66,6 +66,16 @@ class device:
         _C.exchange_device(self.prev_idx)
 
 
+class Stream(torch.Stream):
+    """An mgpu stream. Its DeviceInterface's Stream is what makes Inductor guard
+    the device around each kernel launch (device_need_guard)."""
+
+    def __new__(cls, device=None, priority: int = 0, **kwargs):
+        if kwargs:  # stream_id=, device_index=, device_type=: an existing stream
+            return super().__new__(cls, priority=priority, **kwargs)
+        return super().__new__(cls, device=torch.device("mgpu", _index(device)), priority=priority)
+
+
 @dataclass(frozen=True)
 class DeviceProperties:
     # The fields Inductor's heuristics and Triton's target read.

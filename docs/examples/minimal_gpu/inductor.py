@@ -22,6 +22,7 @@ from . import device as mgpu
 
 class MgpuInterface(DeviceInterface):
     device = mgpu.device
+    Stream = mgpu.Stream
     current_device = staticmethod(mgpu.current_device)
     set_device = staticmethod(mgpu.set_device)
     device_count = staticmethod(mgpu.device_count)
