@@ -70,6 +70,8 @@ def test_nox_gains_the_backport_session(tmp_path: Path) -> None:
     """The noxfile reads the same file: a backport base gets its session."""
     shutil.copy(ROOT / "noxfile.py", tmp_path)
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
+    (tmp_path / "tools").mkdir()
+    shutil.copy(ROOT / "tools" / "provision.py", tmp_path / "tools")
     engine = tmp_path / "shared" / "src" / "rfc_shared"
     engine.mkdir(parents=True)
     _bases_file(engine)
