@@ -136,13 +136,12 @@ def test_the_matrix_has_no_column_for_a_slice_without_a_series_for_this_torch(
     from rfc_shared.conformance import matrix
     from rfc_shared.overlay import base
 
-    older = base.known_base("2.13.0")
-    monkeypatch.setattr(base, "installed_torch_base", lambda: older)
-    without = [s.name for s in discover_slices().values() if older not in s.bases]
-    assert without  # rfc3_followup has no 2.13.0 series
-    found = matrix.columns()
-    assert found[0] == "stock" and found[-1] == "stacked"
-    assert not set(without) & set(found)
+    # A torch no slice has a series for: which slices have which series changes
+    # as ports land, so the test does not depend on it.
+    unserved = object()
+    monkeypatch.setattr(base, "installed_torch_base", lambda: unserved)
+    assert all(unserved not in s.bases for s in discover_slices().values())
+    assert matrix.columns() == ["stock", "stacked"]
 
 
 def test_the_text_output_gives_the_evidence_of_each_failure_and_what_to_do() -> None:
@@ -184,10 +183,12 @@ def test_evidence_names_the_backend_as_lacking_once_the_slice_is_applied() -> No
 
 
 def test_progress_gives_each_column_its_time_and_what_is_left() -> None:
-    from rfc_shared.conformance.matrix import progress_line
+    from rfc_shared.conformance.matrix import estimate_left, progress_line
 
-    assert progress_line(3, 9, "rfc2", 41.2, 60.0) == "[3/9] rfc2 ... 41 s, about 2 min left"
-    assert progress_line(9, 9, "stacked", 12.0, 200.0) == "[9/9] stacked ... 12 s"
+    assert progress_line(3, 9, "rfc2", 41.2, 120.0) == "[3/9] rfc2 ... 41 s, about 2 min left"
+    assert progress_line(9, 9, "stacked", 12.0, 0.0) == "[9/9] stacked ... 12 s"
+    assert estimate_left([30.0, 50.0], 6, workers=2) == 120.0  # 6 columns of 40 s, 2 at a time
+    assert estimate_left([30.0, 50.0], 1, workers=2) == 40.0  # the last one runs alone
 
 
 def test_the_columns_share_compiled_kernels_and_nothing_keyed_by_torchs_files(

@@ -82,13 +82,18 @@ def _duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min"
 
 
-def progress_line(done: int, total: int, column: str, took: float, elapsed: float) -> str:
-    """``[3/9] rfc2 ... 41 s, about 2 min left``: the estimate is the pace so
-    far (columns finished per second of wall time) over the columns left."""
+def progress_line(done: int, total: int, column: str, took: float, left: float) -> str:
+    """``[3/9] rfc2 ... 41 s, about 2 min left``."""
     line = f"[{done}/{total}] {column} ... {_duration(took)}"
     if done < total:
-        line += f", about {_duration(elapsed / done * (total - done))} left"
+        line += f", about {_duration(left)} left"
     return line
+
+
+def estimate_left(durations: Sequence[float], left: int, workers: int) -> float:
+    """Seconds until the last of ``left`` columns is done: the mean time of a
+    column so far, ``workers`` columns at a time."""
+    return sum(durations) / len(durations) * left / min(workers, max(left, 1))
 
 
 def build(
@@ -107,7 +112,7 @@ def build(
     workers = workers or os.cpu_count() or 1
     progress(f"probing {len(wanted)} columns, {workers} at a time ...")
     results: dict[str, dict[str, dict[str, str]]] = {}
-    start = time.monotonic()
+    durations: list[float] = []
 
     def timed(column: str, kernel_cache: str) -> tuple[dict[str, dict[str, str]], float]:
         began = time.monotonic()
@@ -124,8 +129,9 @@ def build(
         for done in as_completed(pending):
             column = pending[done]
             results[column], took = done.result()
-            elapsed = time.monotonic() - start
-            progress(progress_line(len(results), len(wanted), column, took, elapsed))
+            durations.append(took)
+            left = estimate_left(durations, len(wanted) - len(results), workers)
+            progress(progress_line(len(results), len(wanted), column, took, left))
     matrix: Matrix = {p: {} for p in (probes or load())}
     for column in wanted:
         for probe, outcome in results[column].items():
