@@ -153,8 +153,9 @@ def _host_device_properties() -> str:
         answers = ask_each(lambda: DeviceProperties.create(device), host=without)
     except NotImplementedError as e:
         raise ProbeFailure(
-            f"DeviceProperties.create({str(device)!r}) of a host device without device "
-            f"properties: NotImplementedError {str(e)[:80]!r}"
+            f"DeviceProperties.create({str(device)!r}) raises NotImplementedError for a host "
+            "device without device properties: this torch asks every device's interface for "
+            "them instead of taking the host's"
         ) from e
     props = answers["host"]
     cpu = DeviceProperties.create(torch.device("cpu"))
