@@ -67,7 +67,8 @@ def test_the_four_cases_compile(assembled: Path, package: str, device: str) -> N
     env = {k: v for k, v in os.environ.items() if k != "TORCH_RFC_BACKEND"}
     env.update(PYTHONPATH=str(SITE), TRITON_INTERPRET="1", TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
     done = subprocess.run(
-        [sys.executable, assembled / "check.py", package],
+        # -P: the packages come from SITE, as built, not from beside check.py.
+        [sys.executable, "-P", assembled / "check.py", package],
         env=env,
         capture_output=True,
         text=True,
