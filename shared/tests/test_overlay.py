@@ -1,13 +1,27 @@
-"""The overlay end to end, each case in a fresh interpreter."""
+"""The overlay end to end: in a fresh interpreter where the startup hook or
+an import of torch is the point, in this one (an :class:`Activation` of the
+test's own) where a patch serves modules this process has not imported."""
 
 from __future__ import annotations
 
-import textwrap
+import importlib
+import inspect
+import os
+import sys
 from pathlib import Path
 
-from rfc_shared.overlay import Overlay
+import pytest
+
+from rfc_shared import selection
+from rfc_shared.overlay import Activation, Overlay, PatchApplyError
 from rfc_shared.overlay.base import installed_torch_base
-from rfc_shared.testing.helpers import format_patch, last_json, run_python, write_slice
+from rfc_shared.testing.helpers import (
+    format_patch,
+    last_json,
+    pristine,
+    run_python,
+    write_slice,
+)
 from rfc_shared.testing.upstream import write_landed_tests
 
 
@@ -84,39 +98,20 @@ def test_report_names_slices_versions_and_series_hash() -> None:
     assert report["torch"]["git_version"] == installed_torch_base().git_version
 
 
-BROKEN_SLICE = """
-    import json, sys
-    from pathlib import Path
-    from rfc_shared import overlay
-    from rfc_shared.overlay.slices import discover_slices
-    from rfc_shared.testing.helpers import format_patch, pristine, write_slice
-
-    root = Path(sys.argv[1])
-    utils = pristine("torch/_dynamo/utils.py")
-    good = format_patch("torch/_dynamo/utils.py", utils, utils + "OVERLAID = True\\n")
-    bad = format_patch("torch/_dynamo/device_interface.py", "no such\\ncontext\\n", "x\\n")
-    installed = discover_slices()
-    installed["broken"] = write_slice(root, "broken", [good + bad.split("---\\n", 1)[1]])
-"""
-
-
 def test_a_failing_hunk_raises_and_patches_nothing(tmp_path: Path) -> None:
-    code = textwrap.dedent(BROKEN_SLICE) + textwrap.dedent(
-        """
-        try:
-            overlay.activate(["broken"], installed=installed)
-        except overlay.PatchApplyError as e:
-            error = str(e)
-        import torch._dynamo.utils as du, torch._dynamo.device_interface as di
-        print(json.dumps([error, overlay.active() is None, hasattr(du, "OVERLAID"),
-                          hasattr(di, "register_interface_for_device_PrivateUse1")]))
-        """
-    )
-    done = run_python(code.replace("sys.argv[1]", repr(str(tmp_path))), slices="none")
-    error, inactive, utils_patched, shared_patched = last_json(done)
+    utils = pristine("torch/_dynamo/utils.py")
+    good = format_patch("torch/_dynamo/utils.py", utils, utils + "OVERLAID = True\n")
+    bad = format_patch(DI, "no such\ncontext\n", "x\n")
+    installed = {"broken": write_slice(tmp_path, "broken", [good + bad.split("---\n", 1)[1]])}
+    activation = Activation()
+    meta_path = list(sys.meta_path)
+    with pytest.raises(PatchApplyError) as info:
+        activation.activate(["broken"], installed=installed)
+    error = str(info.value)
     assert "slice 'broken'" in error and "0001-change.patch" in error
-    assert "torch/_dynamo/device_interface.py" in error and "hunk #1" in error
-    assert inactive and not utils_patched and not shared_patched
+    assert DI in error and "hunk #1" in error
+    assert activation.overlay is None and activation.report()["active"] is False
+    assert sys.meta_path == meta_path  # nothing serves any of it
 
 
 def test_wrong_torch_version_is_refused(tmp_path: Path) -> None:
@@ -260,27 +255,36 @@ def test_bytecode_is_cached_outside_torch_and_a_bad_entry_is_ignored(tmp_path: P
 
 
 def test_a_file_a_patch_creates_is_served_as_a_module(tmp_path: Path) -> None:
-    done = run_python(
-        f"""
-        import inspect, json
-        from pathlib import Path
-        from rfc_shared import overlay
-        from rfc_shared.overlay.slices import discover_slices
-        from rfc_shared.testing.helpers import format_patch, write_slice
+    added = format_patch("torch/_dynamo/rfc_added.py", None, "VALUE = 42\n")
+    installed = {"adds": write_slice(tmp_path, "adds", [added])}
+    activation = Activation()  # this process's own may serve torch already
+    try:
+        with activation.activated(["adds"], installed=installed) as served:
+            assert list(served.modules) == ["torch._dynamo.rfc_added"]
+            module = importlib.import_module("torch._dynamo.rfc_added")
+            assert module.VALUE == 42 and "VALUE = 42" in inspect.getsource(module)
+            assert module.__file__.endswith("torch/_dynamo/rfc_added.py")
+        # Deactivated: later imports no longer find it.
+        sys.modules.pop("torch._dynamo.rfc_added")
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module("torch._dynamo.rfc_added")
+        assert activation.finder is None and activation.finder not in sys.meta_path
+    finally:
+        sys.modules.pop("torch._dynamo.rfc_added", None)
 
-        installed = discover_slices()
-        added = format_patch("torch/_dynamo/rfc_added.py", None, "VALUE = 42\\n")
-        installed["adds"] = write_slice(Path({str(tmp_path)!r}), "adds", [added])
-        overlay.activate(["adds"], installed=installed)
-        import torch._dynamo.rfc_added as module
-        shown = "VALUE = 42" in inspect.getsource(module)
-        print(json.dumps([module.VALUE, module.__file__, shown]))
-        """,
-        slices="none",
-    )
-    value, file, source_shown = last_json(done)
-    assert value == 42 and source_shown
-    assert file.endswith("torch/_dynamo/rfc_added.py")
+
+def test_deactivating_restores_the_selection_subprocesses_see(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    added = format_patch("torch/_dynamo/rfc_added_too.py", None, "VALUE = 1\n")
+    installed = {"adds": write_slice(tmp_path, "adds", [added])}
+    monkeypatch.setenv(selection.ENV, "none")
+    activation = Activation()
+    with activation.activated(["adds"], installed=installed):
+        assert os.environ[selection.ENV] == "adds"
+        assert activation.report()["slices"] == [{"name": "adds", "version": "0.0.1"}]
+    assert os.environ[selection.ENV] == "none"
+    assert activation.report()["active"] is False
 
 
 def test_a_patch_changes_an_upstream_test_of_a_landed_decision(tmp_path: Path) -> None:

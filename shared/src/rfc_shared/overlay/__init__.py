@@ -13,6 +13,8 @@
 """
 
 from .activation import (
+    ACTIVATION,
+    Activation,
     Overlay,
     OverlayError,
     PatchApplyError,
@@ -20,11 +22,14 @@ from .activation import (
     activate,
     activate_on_torch_import,
     active,
+    deactivate,
     report,
 )
 
 
 __all__ = [
+    "ACTIVATION",
+    "Activation",
     "Overlay",
     "OverlayError",
     "PatchApplyError",
@@ -32,5 +37,6 @@ __all__ = [
     "activate",
     "activate_on_torch_import",
     "active",
+    "deactivate",
     "report",
 ]

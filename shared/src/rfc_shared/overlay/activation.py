@@ -9,15 +9,17 @@ module is served.
 Activation happens on its own: ``torch_rfc_shared.pth`` arms a hook at
 interpreter start, and the first ``import torch`` builds the overlay selected
 by ``TORCH_RFC_SLICES`` (unset: every installed slice; ``none``: stock torch).
-:func:`activate` does the same for a given selection, before torch is imported.
+:func:`activate` does the same for a given selection, before torch is imported;
+:class:`Activation` holds that state.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -186,107 +188,174 @@ class Overlay:
         }
 
 
-# Process-wide activation state.
-_active: Overlay | None = None
-_finder: OverlayFinder | None = None
-_failure: BaseException | None = None
-_settled = False  # the environment was read; nothing more to do on import
-_cache_dirs: dict[str, str] = {}
-_left_out: list[str] = []  # installed, selected by "all", no series for this torch
+class Activation:
+    """The overlay's state in one process: which overlay serves torch, the
+    finder that serves it, and what the startup hook learned.
+
+    The process has one (:data:`ACTIVATION`); the module functions below act
+    on it. :meth:`activate` serves an overlay to later imports and
+    :meth:`deactivate` stops serving it (modules already imported stay as
+    they are); :meth:`activated` is both, as a context manager.
+    """
+
+    def __init__(self) -> None:
+        self.overlay: Overlay | None = None
+        self.finder: OverlayFinder | None = None
+        self.cache_dirs: dict[str, str] = {}
+        # Installed, selected by "all", with no series for this torch.
+        self.left_out: list[str] = []
+        # The startup hook's outcome: the environment was read (nothing more
+        # to do on import), or activating failed (raised on every import).
+        self.settled = False
+        self.failure: BaseException | None = None
+        self._environ_before: str | None = None
+
+    def report(self) -> dict[str, Any]:
+        """What is active: slices and versions, series hash, patched modules
+        and the cache directories the overlay chose (empty when the user set
+        them)."""
+        if self.overlay is None:
+            return {"active": False, "slices": [], "requested": os.environ.get(selection.ENV)}
+        return {
+            "active": True,
+            **self.overlay.describe(),
+            "cache_dirs": dict(self.cache_dirs),
+            "not_on_this_torch": list(self.left_out),
+        }
+
+    def activate(
+        self,
+        names: Sequence[str] | None = None,
+        *,
+        installed: Mapping[str, Slice] | None = None,
+        replacing: object | None = None,
+    ) -> Overlay:
+        """Build the overlay for ``names`` and serve it to later imports.
+
+        Args:
+            names: Slice names; the slices they require are added. None
+                selects every installed slice that has a series for the
+                installed torch (:meth:`report` names the others); a name
+                given explicitly must have one.
+            installed: The slices to choose from; defaults to the installed
+                ones.
+            replacing: A ``sys.meta_path`` entry the overlay's finder takes
+                the place of (the startup hook's).
+
+        Raises:
+            OverlayError: another overlay is already active, or a module it
+                would patch was imported already (activate before importing
+                torch).
+            SliceError: an unknown slice or a missing dependency.
+            BaseMismatchError: a selected slice has no series for the
+                installed torch, or (selecting all) no installed slice has.
+        """
+        installed = discover_slices() if installed is None else dict(installed)
+        slices = select(names, installed, installed_torch_base())
+        left_out = [n for n in installed if names is None and n not in {s.name for s in slices}]
+        if self.overlay is not None:
+            if [s.name for s in self.overlay.slices] == [s.name for s in slices]:
+                return self.overlay
+            raise OverlayError(
+                "an overlay is already active in this process "
+                f"({', '.join(s.name for s in self.overlay.slices)})"
+            )
+        overlay = Overlay.build(slices)
+        imported = sorted(m for m in overlay.modules if m in sys.modules)
+        if imported:
+            raise OverlayError(
+                f"cannot patch modules that are already imported: {', '.join(imported)}; "
+                "activate the overlay before importing torch"
+            )
+        finder = OverlayFinder(
+            overlay.site_dir, {m: (f.path, f.text) for m, f in overlay.modules.items()}
+        )
+        if replacing is not None and replacing in sys.meta_path:
+            # Swapped in place: the import system may be iterating sys.meta_path.
+            sys.meta_path[sys.meta_path.index(replacing)] = finder
+        else:
+            sys.meta_path.insert(0, finder)
+        # Compile workers and other subprocesses inherit the same overlay.
+        self._environ_before = os.environ.get(selection.ENV)
+        os.environ[selection.ENV] = ",".join(s.name for s in overlay.slices)
+        self.cache_dirs.update(cachedirs.namespace(overlay.series_hash))
+        self.overlay, self.finder = overlay, finder
+        self.left_out[:] = left_out
+        return overlay
+
+    def deactivate(self) -> None:
+        """Stop serving the overlay to later imports and give subprocesses the
+        selection they had before. Modules it served stay imported."""
+        if self.finder is not None and self.finder in sys.meta_path:
+            sys.meta_path.remove(self.finder)
+        if self.overlay is not None:
+            if self._environ_before is None:
+                os.environ.pop(selection.ENV, None)
+            else:
+                os.environ[selection.ENV] = self._environ_before
+        self.overlay = self.finder = None
+        self.cache_dirs.clear()
+        self.left_out.clear()
+
+    @contextlib.contextmanager
+    def activated(
+        self, names: Sequence[str] | None = None, *, installed: Mapping[str, Slice] | None = None
+    ) -> Iterator[Overlay]:
+        """:meth:`activate`, then :meth:`deactivate` on the way out."""
+        overlay = self.activate(names, installed=installed)
+        try:
+            yield overlay
+        finally:
+            self.deactivate()
+
+    def on_torch_import(self, hook: object) -> OverlayFinder | None:
+        """Called by the startup hook on the first ``torch`` import.
+
+        Activates what ``TORCH_RFC_SLICES`` selects. A failure is remembered
+        and raised again on every later attempt to import torch: a broken
+        overlay never silently falls back to stock torch.
+        """
+        if self.overlay is not None or self.settled:
+            return self.finder
+        if self.failure is not None:
+            raise OverlayError(f"the torch overlay failed to activate: {self.failure}")
+        try:
+            names = selection.current()
+            if names != []:
+                self.activate(names, replacing=hook)
+        except BaseException as e:
+            self.failure = e
+            raise
+        self.settled = True
+        return self.finder
+
+
+#: The process's overlay state.
+ACTIVATION = Activation()
 
 
 def active() -> Overlay | None:
     """The overlay serving torch in this process, or None for stock torch."""
-    return _active
+    return ACTIVATION.overlay
 
 
 def report() -> dict[str, Any]:
-    """What is active: slices and versions, series hash, patched modules and
-    the cache directories the overlay chose (empty when the user set them)."""
-    if _active is None:
-        return {"active": False, "slices": [], "requested": os.environ.get(selection.ENV)}
-    return {
-        "active": True,
-        **_active.describe(),
-        "cache_dirs": dict(_cache_dirs),
-        "not_on_this_torch": list(_left_out),
-    }
+    """What is active (:meth:`Activation.report`)."""
+    return ACTIVATION.report()
 
 
 def activate(
-    names: Sequence[str] | None = None,
-    *,
-    installed: Mapping[str, Slice] | None = None,
-    _replacing: object | None = None,
+    names: Sequence[str] | None = None, *, installed: Mapping[str, Slice] | None = None
 ) -> Overlay:
-    """Build the overlay for ``names`` and serve it to later imports.
+    """Build the overlay for ``names`` and serve it (:meth:`Activation.activate`)."""
+    return ACTIVATION.activate(names, installed=installed)
 
-    Args:
-        names: Slice names; the slices they require are added. None selects
-            every installed slice that has a series for the installed torch
-            (:func:`report` names the others); a name given explicitly must
-            have one.
-        installed: The slices to choose from; defaults to the installed ones.
 
-    Raises:
-        OverlayError: another overlay is already active, or a module it
-            would patch was imported already (activate before importing torch).
-        SliceError: an unknown slice or a missing dependency.
-        BaseMismatchError: a selected slice has no series for the installed
-            torch, or (selecting all) no installed slice has.
-    """
-    global _active, _finder
-    installed = discover_slices() if installed is None else dict(installed)
-    slices = select(names, installed, installed_torch_base())
-    left_out = [n for n in installed if names is None and n not in {s.name for s in slices}]
-    if _active is not None:
-        if [s.name for s in _active.slices] == [s.name for s in slices]:
-            return _active
-        raise OverlayError(
-            "an overlay is already active in this process "
-            f"({', '.join(s.name for s in _active.slices)})"
-        )
-    overlay = Overlay.build(slices)
-    imported = sorted(m for m in overlay.modules if m in sys.modules)
-    if imported:
-        raise OverlayError(
-            f"cannot patch modules that are already imported: {', '.join(imported)}; "
-            "activate the overlay before importing torch"
-        )
-    finder = OverlayFinder(
-        overlay.site_dir, {m: (f.path, f.text) for m, f in overlay.modules.items()}
-    )
-    if _replacing is not None and _replacing in sys.meta_path:
-        # Swapped in place: the import system may be iterating sys.meta_path.
-        sys.meta_path[sys.meta_path.index(_replacing)] = finder
-    else:
-        sys.meta_path.insert(0, finder)
-    # Compile workers and other subprocesses inherit the same overlay.
-    os.environ[selection.ENV] = ",".join(s.name for s in overlay.slices)
-    _cache_dirs.update(cachedirs.namespace(overlay.series_hash))
-    _active, _finder = overlay, finder
-    _left_out[:] = left_out
-    return overlay
+def deactivate() -> None:
+    """Stop serving the overlay to later imports (:meth:`Activation.deactivate`)."""
+    ACTIVATION.deactivate()
 
 
 def activate_on_torch_import(hook: object) -> OverlayFinder | None:
-    """Called by the startup hook on the first ``torch`` import.
-
-    Activates what ``TORCH_RFC_SLICES`` selects. A failure is remembered and
-    raised again on every later attempt to import torch: a broken overlay
-    never silently falls back to stock torch.
-    """
-    global _failure, _settled
-    if _active is not None or _settled:
-        return _finder
-    if _failure is not None:
-        raise OverlayError(f"the torch overlay failed to activate: {_failure}")
-    try:
-        names = selection.current()
-        if names != []:
-            activate(names, _replacing=hook)
-    except BaseException as e:
-        _failure = e
-        raise
-    _settled = True
-    return _finder
+    """The startup hook's entry (:meth:`Activation.on_torch_import`)."""
+    return ACTIVATION.on_torch_import(hook)

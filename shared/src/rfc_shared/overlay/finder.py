@@ -18,7 +18,6 @@ import importlib.util
 import linecache
 import marshal
 import os
-import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -124,7 +123,3 @@ class OverlayFinder(importlib.abc.MetaPathFinder):
         if spec is not None:
             spec.cached = None  # the stock __pycache__ entry is not this code
         return spec
-
-    def install(self) -> None:
-        if self not in sys.meta_path:
-            sys.meta_path.insert(0, self)
