@@ -76,6 +76,15 @@ def test_the_slices_toctree_lists_every_declared_slice() -> None:
     assert sorted(SLICE_PAGES) == sorted(declared_slices())
 
 
+def test_the_slice_tables_are_as_the_declarations_write_them() -> None:
+    """README's and the index's slice tables and the toctree are generated
+    (``python -m rfc_shared tables``): a declaration changed without them is
+    caught here."""
+    from rfc_shared.authoring.tables import update
+
+    assert [p.name for p in update(ROOT, check=True)] == []
+
+
 @pytest.mark.parametrize("name", SLICE_PAGES)
 def test_slice_page_follows_the_template(name: str) -> None:
     assert headings(DOCS / f"{name}.md", 2) == TEMPLATE

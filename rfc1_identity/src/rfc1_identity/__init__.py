@@ -14,4 +14,6 @@ SLICE = Slice(
     package=__name__,
     requires=("shared",),
     title="Device identity and capability through the DeviceInterface registry",
+    issue="#189135",
+    summary="device identity and capability: `is_gpu`, `GPU_TYPES`, `has_triton`, ...",
 )

@@ -15,4 +15,6 @@ SLICE = Slice(
     requires=("shared",),
     stack_after=("rfc1",),
     title="Dynamo traces PrivateUse1 streams, events, runtime calls and tensor classes",
+    issue="#189136",
+    summary="Dynamo's six device tables: streams, events, trace rules, constants",
 )

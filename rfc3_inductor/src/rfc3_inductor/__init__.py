@@ -17,6 +17,11 @@ SLICE = Slice(
     requires=("shared", "rfc1"),
     stack_after=("rfc2",),
     title="Inductor discovers, configures, compiles and runs a PrivateUse1 backend",
+    issue="#189137",
+    summary=(
+        "Inductor: per-device configs to subprocesses, the autotune variable, kernel "
+        "calls and allocations, the ATen device type"
+    ),
 )
 
 FOLLOWUP = Slice(
@@ -25,4 +30,10 @@ FOLLOWUP = Slice(
     requires=("shared", "rfc1", "rfc3"),
     title="Beyond the RFC's asks: what a PrivateUse1 backend met compiling with Inductor",
     patches_folder="followup",
+    issue="beyond #189137",
+    summary=(
+        "what a backend met beyond the asks: C++ kernels on a host device, fast "
+        "allocators, kernel-call guards, errors that say how to register, heuristics "
+        "aliases, flex attention, layout optimization"
+    ),
 )

@@ -15,4 +15,6 @@ SLICE = Slice(
     requires=("shared", "rfc1"),
     stack_after=("lazy_reg",),
     title="BackendFeature as the framework-wide capability interface",
+    issue="#191317",
+    summary="`BackendFeature` as the framework-wide capability set",
 )

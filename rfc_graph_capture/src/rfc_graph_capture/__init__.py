@@ -18,4 +18,6 @@ SLICE = Slice(
     requires=("shared", "rfc1"),
     stack_after=("backend_feature",),
     title='Graph capture (mode="reduce-overhead") through the DeviceInterface registry',
+    issue="beyond the seed, #193803",
+    summary='`mode="reduce-overhead"` for any device whose interface declares graph capture',
 )

@@ -15,4 +15,9 @@ SLICE = Slice(
     requires=("shared",),
     stack_after=("rfc3", "rfc3_followup"),
     title="Convention-based lazy registration of a PrivateUse1 DeviceInterface",
+    issue="#191314",
+    summary=(
+        "a backend's interface from `get_device_interface()` on its device module, "
+        "without importing Dynamo"
+    ),
 )

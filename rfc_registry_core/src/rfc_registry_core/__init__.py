@@ -14,4 +14,6 @@ SLICE = Slice(
     name="shared",
     package=__name__,
     title="PrivateUse1 registration primitive in the DeviceInterface registry",
+    issue="#189138",
+    summary="the PrivateUse1 registration primitive every slice builds on",
 )

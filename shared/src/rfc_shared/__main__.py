@@ -1,5 +1,5 @@
 """Command line: ``python -m rfc_shared <command>`` (status, materialize,
-upstream-tests, workspace, refresh, check-series, lint-series, export)."""
+upstream-tests, workspace, refresh, check-series, lint-series, tables, export)."""
 
 from __future__ import annotations
 
@@ -147,6 +147,18 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tables(args: argparse.Namespace) -> int:
+    from .authoring.tables import update
+
+    changed = update(check=args.check)
+    for page in changed:
+        print(f"{page.name}: {'stale' if args.check else 'rewritten'}")
+    if args.check and changed:
+        print("error: run `python -m rfc_shared tables` and commit the result", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rfc_shared", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -204,6 +216,10 @@ def main(argv: list[str] | None = None) -> int:
         "--slices", help="comma-separated slices (default: all with a series for this torch)"
     )
     p.set_defaults(run=_lint_series)
+
+    p = sub.add_parser("tables", help="write the slice tables of README.md and docs/index.md")
+    p.add_argument("--check", action="store_true", help="only fail if they are stale")
+    p.set_defaults(run=_tables)
 
     p = sub.add_parser("export", help="write a slice as a git-am-able series with tests")
     p.add_argument("slice")

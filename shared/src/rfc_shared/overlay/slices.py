@@ -62,6 +62,10 @@ class Slice:
             follow-up series (what is not the RFC's ask, reviewed and exported
             apart) is a slice of its own in the same package, with its own
             folder, requiring the slice it follows.
+        issue: The upstream thread the slice answers (``#189135``, or
+            ``beyond #189137`` for what goes past an RFC's asks).
+        summary: What it changes, in a line of Markdown: the README's and the
+            docs index's tables show it (``python -m rfc_shared tables``).
     """
 
     name: str
@@ -73,6 +77,8 @@ class Slice:
     patches_root: Path | None = field(default=None, compare=False, repr=False)
     stack_after: tuple[str, ...] = ()
     patches_folder: str = "patches"
+    issue: str = ""
+    summary: str = ""
 
     def __post_init__(self) -> None:
         if self.bases is None:
