@@ -52,27 +52,37 @@ def test_every_example_file_is_shown_whole() -> None:
 
 
 @pytest.fixture(scope="module")
-def assembled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The files the page shows, in a fresh folder, built."""
+def checks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str, str]]:
+    """The files the page shows, in a fresh folder, built; then check.py on
+    each backend, in two processes side by side: package -> (returncode,
+    stdout, stderr)."""
     root = tmp_path_factory.mktemp("guide") / "examples"
     for path in shown():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(EXAMPLES / path, root / path)
     subprocess.run([sys.executable, root / "install.py", SITE], check=True)
-    return root
+    env = {k: v for k, v in os.environ.items() if k != "TORCH_RFC_BACKEND"}
+    env.update(PYTHONPATH=str(SITE), TRITON_INTERPRET="1", TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
+    running = {
+        # -P: the packages come from SITE, as built, not from beside check.py.
+        package: subprocess.Popen(
+            [sys.executable, "-P", root / "check.py", package],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for package in ("minimal_host", "minimal_gpu")
+    }
+    results = {}
+    for package, process in running.items():
+        out, err = process.communicate(timeout=600)
+        results[package] = (process.returncode, out, err)
+    return results
 
 
 @pytest.mark.parametrize(("package", "device"), [("minimal_host", "mhost"), ("minimal_gpu", "mgpu")])
-def test_the_four_cases_compile(assembled: Path, package: str, device: str) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "TORCH_RFC_BACKEND"}
-    env.update(PYTHONPATH=str(SITE), TRITON_INTERPRET="1", TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
-    done = subprocess.run(
-        # -P: the packages come from SITE, as built, not from beside check.py.
-        [sys.executable, "-P", assembled / "check.py", package],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert done.stdout.splitlines() == [*CASES, f"second device {device}:1 True"]
+def test_the_four_cases_compile(checks: dict, package: str, device: str) -> None:
+    returncode, out, err = checks[package]
+    assert returncode == 0, err[-3000:]
+    assert out.splitlines() == [*CASES, f"second device {device}:1 True"]
