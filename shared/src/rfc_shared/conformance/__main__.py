@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(matrices.as_json(table, evidence=args.evidence), indent=1))
     else:
         print(matrices.as_text(table))
-        print(evidence.as_text(table))
+        if found := evidence.as_text(table):
+            print(found)
     return 0
 
 
