@@ -337,6 +337,11 @@ def _kernel_call_guard() -> str:
     except NotApplicable:
         raise
     except Exception as e:
+        if str(e) == f"device {name} nyi":  # the wrapper's words for a device it does not list
+            raise ProbeFailure(
+                f"Inductor's wrapper emits host (non-Triton) kernel calls for cpu and mps only: "
+                f"one on {name} raises RuntimeError 'device {name} nyi'"
+            ) from e
         raise ProbeFailure(
             f"a host kernel call on {name}: {type(e).__name__}: {first_line(e)[:120]}"
         ) from e
