@@ -231,6 +231,31 @@ def _aten_device_type() -> str:
     return f"{name} -> {got}{whose}"
 
 
+@probe(
+    "rfc3.aten_device_type_default",
+    "a PrivateUse1 device that declares no ATen device type gets at::kPrivateUse1",
+)
+def _aten_device_type_default() -> str:
+    common = _common()
+    cpp_utils = importlib.import_module("torch._inductor.codegen.cpp_utils")
+    mapper = getattr(cpp_utils, "device_to_aten", None)
+    if mapper is None:
+        raise ProbeFailure("this torch has no device_to_aten(): the ATen device type is a table")
+    name = subject().name
+    with _inductor_tables_restored():
+        # Overrides that declare nothing, as a backend registering minimal slots has.
+        common.device_op_overrides_dict[name] = common.DeviceOpOverrides()
+        try:
+            got = mapper(name)
+        except RuntimeError as e:
+            raise ProbeFailure(
+                f"{name}'s overrides declare no ATen device type and the base refuses: "
+                f"{str(e).splitlines()[0]}"
+            ) from e
+    check(got == "at::kPrivateUse1", f"ATen device type of {name!r} is {got!r}")
+    return f"{name} -> {got} without declaring it"
+
+
 def _declares_aten_device_type(name: str) -> bool:
     common = _common()
     try:
