@@ -43,14 +43,17 @@ for _ in range(3):
 # The same three steps in eager mode on the CPU.
 cpu = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
 with torch.no_grad():
-    for p, r in zip(cpu.parameters(), reference):
+    for p, r in zip(cpu.parameters(), reference, strict=True):
         p.copy_(r)
 cpu_opt = torch.optim.SGD(cpu.parameters(), lr=0.1)
 for _ in range(3):
     F.mse_loss(cpu(inputs), target).backward()
     cpu_opt.step()
     cpu_opt.zero_grad()
-print("mlp", all(close(p, q.detach()) for p, q in zip(model.parameters(), cpu.parameters())))
+print(
+    "mlp",
+    all(close(p, q.detach()) for p, q in zip(model.parameters(), cpu.parameters(), strict=True)),
+)
 
 # 3. Softmax.
 x = torch.randn(4, 32)

@@ -23,8 +23,19 @@ if not stamp.exists() or stamp.read_text() != digest.hexdigest():
         (target / "src" / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(here / path, target / "src" / path)
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-build-isolation",
-         "--no-deps", "--upgrade", "--target", str(target), str(target / "src")],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-build-isolation",
+            "--no-deps",
+            "--upgrade",
+            "--target",
+            str(target),
+            str(target / "src"),
+        ],
         check=True,
     )
     stamp.write_text(digest.hexdigest())

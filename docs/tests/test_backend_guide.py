@@ -33,9 +33,7 @@ CASES = ["pointwise True", "mlp True", "softmax True"]
 
 def shown() -> dict[str, str]:
     """Each example file the page includes -> the options it includes it with."""
-    return {
-        m["path"]: m["options"] for m in DIRECTIVE.finditer(PAGE.read_text(encoding="utf-8"))
-    }
+    return {m["path"]: m["options"] for m in DIRECTIVE.finditer(PAGE.read_text(encoding="utf-8"))}
 
 
 def test_every_example_file_is_shown_whole() -> None:
@@ -81,7 +79,9 @@ def checks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str
     return results
 
 
-@pytest.mark.parametrize(("package", "device"), [("minimal_host", "mhost"), ("minimal_gpu", "mgpu")])
+@pytest.mark.parametrize(
+    ("package", "device"), [("minimal_host", "mhost"), ("minimal_gpu", "mgpu")]
+)
 def test_the_four_cases_compile(checks: dict, package: str, device: str) -> None:
     returncode, out, err = checks[package]
     assert returncode == 0, err[-3000:]

@@ -2,9 +2,8 @@
 kernels. Over host memory and without a GPU they run in Triton's interpreter
 (``TRITON_INTERPRET=1``)."""
 
-import torch
-
 import minimal_device  # noqa: F401  (the same C++ device as mhost's)
+import torch
 
 from . import device
 

@@ -3,9 +3,8 @@ asked for (device properties, a raw stream, the wrapper's device guard)."""
 
 from dataclasses import dataclass
 
-import torch
-
 import minimal_device as _C
+import torch
 
 
 def _index(device) -> int:

@@ -1,8 +1,7 @@
 """``mhost``: a host-class PrivateUse1 device, for which Inductor generates C++."""
 
-import torch
-
 import minimal_device  # noqa: F401  (registers the allocator, guard, hooks and kernels)
+import torch
 
 from . import device
 

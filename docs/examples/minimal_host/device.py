@@ -1,8 +1,7 @@
 """``torch.mhost``, the device module: what PyTorch, Dynamo and Inductor call on it."""
 
-import torch
-
 import minimal_device as _C
+import torch
 
 
 def _index(device) -> int:
