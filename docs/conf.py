@@ -1,6 +1,7 @@
 """Sphinx configuration: MyST pages with executed examples (sphinx.ext.doctest)."""
 
 import sys
+import tomllib
 from pathlib import Path
 
 
@@ -19,7 +20,16 @@ extensions = [
     "bench_figures",
     "table_breaks",
 ]
-myst_enable_extensions = ["colon_fence", "deflist"]
+myst_enable_extensions = ["colon_fence", "deflist", "substitution"]
+
+# The bases as the engine declares them ({{ primary_base }}, {{ backport_bases }}),
+# so that no page types a release the project may move past.
+with (Path(__file__).parents[1] / "shared/src/rfc_shared/bases.toml").open("rb") as _f:
+    _bases = tomllib.load(_f)["base"]
+myst_substitutions = {
+    "primary_base": next(b["version"] for b in _bases if b["role"] == "primary"),
+    "backport_bases": " and ".join(b["version"] for b in _bases if b["role"] != "primary"),
+}
 myst_heading_anchors = 3
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build", "_generated"]
