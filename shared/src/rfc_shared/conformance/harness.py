@@ -210,7 +210,8 @@ def variant(**overrides: Any) -> type:
 
     A GPU-class variant of a backend without device properties (a host device
     like OpenReg) gets :func:`device_property_stand_ins`, which the registry
-    requires of GPU-class interfaces.
+    requires of GPU-class interfaces, for the members ``overrides`` does not
+    give: what the caller gives is what the variant has, raising or not.
     """
     namespace = {
         key: staticmethod(value) if callable(value) and not isinstance(value, type) else value
@@ -223,7 +224,8 @@ def variant(**overrides: Any) -> type:
     stand_ins = device_property_stand_ins(made)
     if stand_ins and getattr(made, "is_gpu", lambda: False)():
         for key, value in stand_ins.items():
-            setattr(made, key, staticmethod(value))
+            if key not in overrides:
+                setattr(made, key, staticmethod(value))
     return made
 
 
