@@ -1,8 +1,9 @@
 """Sphinx configuration: MyST pages with executed examples (sphinx.ext.doctest)."""
 
 import sys
-import tomllib
 from pathlib import Path
+
+from rfc_shared.overlay.base import KNOWN_BASES, PRIMARY_BASE
 
 
 sys.path.insert(0, str(Path(__file__).parent / "_ext"))
@@ -24,11 +25,9 @@ myst_enable_extensions = ["colon_fence", "deflist", "substitution"]
 
 # The bases as the engine declares them ({{ primary_base }}, {{ backport_bases }}),
 # so that no page types a release the project may move past.
-with (Path(__file__).parents[1] / "shared/src/rfc_shared/bases.toml").open("rb") as _f:
-    _bases = tomllib.load(_f)["base"]
 myst_substitutions = {
-    "primary_base": next(b["version"] for b in _bases if b["role"] == "primary"),
-    "backport_bases": " and ".join(b["version"] for b in _bases if b["role"] != "primary"),
+    "primary_base": PRIMARY_BASE.version,
+    "backport_bases": " and ".join(b.version for b in KNOWN_BASES if b is not PRIMARY_BASE),
 }
 myst_heading_anchors = 3
 source_suffix = {".md": "markdown"}

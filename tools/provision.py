@@ -9,12 +9,14 @@ standard library and nox.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
-import tomllib
+import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import nox
 
@@ -53,15 +55,25 @@ class Base:
         return str(self.env / "bin" / "python")
 
 
+def _engine_bases() -> ModuleType:
+    """The engine's reader of ``bases.toml`` (``rfc_shared.overlay.base``),
+    loaded from its file: nox's interpreter has no ``rfc_shared`` installed,
+    and that module needs only the standard library."""
+    path = ENGINE / "src" / "rfc_shared" / "overlay" / "base.py"
+    spec = importlib.util.spec_from_file_location("_rfc_shared_bases", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
 def installed_bases() -> tuple[Base, ...]:
-    """The bases nox installs, primary first: the primary and the backports of
-    the file that names every base (the engine's ``bases.toml``)."""
-    with (ENGINE / "src" / "rfc_shared" / "bases.toml").open("rb") as f:
-        declared = tomllib.load(f)["base"]
+    """The bases nox installs, primary first: the primary and the backports the
+    engine reads from ``bases.toml``."""
     return tuple(
-        Base(b["version"], tuple(b["requirements"]))
-        for b in sorted(declared, key=lambda b: b["role"] != "primary")
-        if b["role"] in ("primary", "backport")
+        Base(b.version, b.requirements)
+        for b in _engine_bases().KNOWN_BASES
+        if b.role in ("primary", "backport")
     )
 
 

@@ -73,8 +73,9 @@ def test_nox_gains_the_backport_session(tmp_path: Path) -> None:
     (tmp_path / "tools").mkdir()
     shutil.copy(ROOT / "tools" / "provision.py", tmp_path / "tools")
     engine = tmp_path / "shared" / "src" / "rfc_shared"
-    engine.mkdir(parents=True)
+    (engine / "overlay").mkdir(parents=True)
     _bases_file(engine)
+    shutil.copy(ROOT / "shared" / "src" / "rfc_shared" / "overlay" / "base.py", engine / "overlay")
     listed = subprocess.run(
         ["nox", "-l", "-f", str(tmp_path / "noxfile.py")],
         capture_output=True,

@@ -50,12 +50,8 @@ def _slice_index(root: Path, slices: list[Slice]) -> str:
 
 def _slice_toctree(root: Path, slices: list[Slice]) -> str:
     """docs/index.md: the slice pages, in stack order."""
-    return (
-        "\n".join(["```{toctree}", ":caption: Slices", ":maxdepth: 2", ""])
-        + "\n"
-        + "".join(f"{s.name}\n" for s in slices)
-        + "```\n"
-    )
+    lines = ["```{toctree}", ":caption: Slices", ":maxdepth: 2", "", *(s.name for s in slices)]
+    return "\n".join([*lines, "```"]) + "\n"
 
 
 KINDS: dict[str, Callable[[Path, list[Slice]], str]] = {

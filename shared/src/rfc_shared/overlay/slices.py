@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import base as base_module
 from .base import TorchBase, UnknownBaseError, known_base
 
 
@@ -85,7 +86,7 @@ class Slice:
             object.__setattr__(self, "bases", self._series_bases())
 
     def _series_bases(self) -> tuple[TorchBase, ...]:
-        """The known bases the series folders are for, primary first.
+        """The known bases the series folders are for, in declared order.
 
         Raises:
             SliceError: a series folder for a base the project does not know.
@@ -100,8 +101,9 @@ class Slice:
                     f"slice {self.name!r}: {folder} is a series for an unknown base ({e}); "
                     "declare the base in rfc_shared/bases.toml"
                 ) from None
-        newest_first = sorted(found, key=lambda b: [-int(p) for p in b.version.split(".")])
-        return tuple(sorted(newest_first, key=lambda b: b.role != "primary"))
+        # In the order bases.toml declares them: the primary first.
+        declared = base_module.KNOWN_BASES
+        return tuple(sorted(found, key=declared.index))
 
     def patches_dir(self) -> Path:
         if self.patches_root is not None:
