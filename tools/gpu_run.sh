@@ -12,7 +12,8 @@
 #   5. benchmarks compiled acc vs compiled cuda and prints the table last.
 # Usage: tools/gpu_run.sh [RESULTS_DIR]    (PYTHON, WHEELHOUSE override defaults;
 #   STEPS="tests bench" by default: either alone where one call has too little time for both;
-#   BENCH_SECTIONS, BENCH_WORKLOADS: the benchmark's --sections (default all) and --workloads;
+#   BENCH_SECTIONS, BENCH_WORKLOADS: the benchmark's --sections (default all) and --workloads
+#   (texts of row names, alternatives separated by |);
 #   merge the bench.json files of several runs with
 #     python torch_acc/benchmarks/gpu.py --render A.json B.json)
 set -euo pipefail
@@ -60,6 +61,7 @@ if [[ " $STEPS " == *" tests "* ]]; then
     "$ROOT/torch_acc/tests/test_cuda_mode.py" \
     "$ROOT/torch_acc/tests/test_gpu_machine.py" \
     "$ROOT/torch_acc/tests/test_zero_monkeypatch.py" \
+    "$ROOT/torch_acc/tests/test_workloads.py" \
     2>&1 | tee tests.log
   tests=${PIPESTATUS[0]}
   set -e

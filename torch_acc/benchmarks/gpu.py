@@ -11,9 +11,11 @@ without graphs, each configuration in a process of its own. Then real
 workloads, each device in a process of its own: the corpus's transformer block
 (forward, bf16), its AdamW training step (fp32 with TF32 and bf16), a GEMM under
 ``mode="max-autotune-no-cudagraphs"``, a ResNet-18-shaped convnet's training
-step (NCHW and channels_last), attention with a padding mask, autocast, and
-flex attention, at device-bound and host-bound sizes. Prints tables last; ratios are cuda
-time / acc time (>= 1: acc at least as fast).
+step (NCHW and channels_last), attention with a padding mask, autocast,
+flex attention, a Hugging Face Llama training step, at device-bound and
+host-bound sizes, and a Llama-style greedy decode under graph capture.
+Prints tables last; ratios are cuda time / acc time (>= 1: acc at least as
+fast).
 
 ``--dry-run`` runs each workload once on the CPU at small sizes, untimed: a
 check that the script works, for machines without a GPU.
@@ -84,7 +86,8 @@ LAUNCH_BOUND_CONFIGS = [
 #: 8 x 1024 x 1024 (16 heads) for the transformer rows, 2048 x 2048 for the GEMM,
 #: 32 x 3 x 224 x 224 for the convnet, B x H x S x D = 8 x 16 x 1024 x 64 for
 #: flex attention. Host-bound: 4 x 128 x 256 (4 heads), 8 x 3 x 32 x 32, 1 x 4 x
-#: 256 x 64: small enough that the host's time per step decides. fp32 rows run
+#: 256 x 64, and the decode (dim 512, 4 layers, one token a step): small enough
+#: that the host's time per step decides. fp32 rows run
 #: with TF32 on (torch.set_float32_matmul_precision("high")), as Inductor
 #: recommends on this GPU.
 WORKLOADS: dict[str, tuple[str, torch.dtype, str]] = {
@@ -110,6 +113,11 @@ WORKLOADS: dict[str, tuple[str, torch.dtype, str]] = {
     "HF Llama training step bf16, padded batch 8x512": ("llama", torch.bfloat16, "device"),
     "HF Llama training step bf16, padded batch 4x128 (host-bound)": (
         "llama",
+        torch.bfloat16,
+        "host",
+    ),
+    "Llama-style greedy decode bf16, static KV cache, reduce-overhead, 32 tokens": (
+        "decode",
         torch.bfloat16,
         "host",
     ),
@@ -347,12 +355,63 @@ class LlamaStep(torch.nn.Module):
         return value
 
 
+class DecodeStep(torch.nn.Module):
+    """A Llama-style decoder's greedy decoding in gpt-fast's shape: one token
+    per call of the compiled step, keys and values written into a static
+    cache with ``index_copy_``, attention masked to the positions so far.
+    ``forward`` decodes ``tokens`` tokens and returns the last step's logits
+    (the graph-captured step's outputs are cloned before the next replay)."""
+
+    def __init__(self, dim: int, layers: int, heads: int, cache: int, tokens: int) -> None:
+        super().__init__()
+        from torch import nn
+
+        self.heads, self.tokens = heads, tokens
+        self.embed = nn.Embedding(4096, dim)
+        self.norms = nn.ModuleList(nn.RMSNorm(dim) for _ in range(2 * layers + 1))
+        self.qkv = nn.ModuleList(nn.Linear(dim, 3 * dim, bias=False) for _ in range(layers))
+        self.out = nn.ModuleList(nn.Linear(dim, dim, bias=False) for _ in range(layers))
+        self.up = nn.ModuleList(nn.Linear(dim, 4 * dim, bias=False) for _ in range(layers))
+        self.down = nn.ModuleList(nn.Linear(4 * dim, dim, bias=False) for _ in range(layers))
+        self.head = nn.Linear(dim, 4096, bias=False)
+        shape = (layers, 1, heads, cache, dim // heads)
+        self.register_buffer("keys", torch.zeros(shape))
+        self.register_buffer("values", torch.zeros(shape))
+        self.step = torch.compile(self.decode_one, mode="reduce-overhead")
+
+    def decode_one(self, token: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        import torch.nn.functional as F
+
+        x = self.embed(token)  # 1 x 1 x dim
+        visible = (torch.arange(self.keys.shape[3], device=x.device) <= position).view(1, 1, 1, -1)
+        for i in range(len(self.qkv)):
+            q, k, v = (
+                t.view(1, 1, self.heads, -1).transpose(1, 2)
+                for t in self.qkv[i](self.norms[2 * i](x)).chunk(3, -1)
+            )
+            self.keys[i].index_copy_(2, position, k)
+            self.values[i].index_copy_(2, position, v)
+            attended = F.scaled_dot_product_attention(
+                q, self.keys[i], self.values[i], attn_mask=visible
+            )
+            x = x + self.out[i](attended.transpose(1, 2).reshape(x.shape))
+            x = x + self.down[i](F.silu(self.up[i](self.norms[2 * i + 1](x))))
+        return self.head(self.norms[-1](x))
+
+    def forward(self, token: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        for step in range(self.tokens):
+            logits = self.step(token, positions[step : step + 1]).clone()
+            token = logits.argmax(-1)
+        return logits
+
+
 def _workload(
     kind: str, dtype: torch.dtype, size: str, device: str, small: bool
-) -> tuple[Callable[..., Any], list[torch.Tensor], dict[str, Any]]:
+) -> tuple[Callable[..., Any], list[torch.Tensor], dict[str, Any] | None]:
     """The compiled workload ``kind`` on ``device``, its inputs and compile
-    options. The model and inputs are made on the CPU from fixed seeds, so
-    each device's process gets the same ones."""
+    options (None: the workload compiles its own steps). The model and
+    inputs are made on the CPU from fixed seeds, so each device's process
+    gets the same ones."""
     from torch import nn
 
     from rfc_shared.testing.corpus import Autocast, MaskedAttention, TrainingStep, TransformerBlock
@@ -375,6 +434,14 @@ def _workload(
         keep = torch.ones(lb, lt, dtype=torch.bool)
         keep[1:, lt // 2 :] = False  # padded sequences, as a batch of uneven texts
         return step_model, [ids.to(device), keep.to(device)], {}
+    if kind == "decode":
+        dim, layers, heads, tokens = (64, 1, 4, 4) if small else (512, 4, 8, 32)
+        model = DecodeStep(dim, layers, heads, cache=64 if small else 256, tokens=tokens)
+        model = model.to(device=device, dtype=dtype)
+        if device == "cpu":  # graph capture is a GPU's
+            model.step = torch.compile(model.decode_one)
+        token = torch.zeros(1, 1, dtype=torch.long, device=device)
+        return model, [token, torch.arange(tokens, device=device)], None
     if kind == "flex":
         bf, hf, s, d = (1, 4, 256, 64) if host else (8, 16, 1024, 64)
         qkv = [torch.randn(bf, hf, s, d, dtype=dtype) for _ in range(3)]
@@ -434,7 +501,7 @@ def workload_child(name: str, device: str, dry_run: bool = False) -> dict[str, A
     if dtype == torch.float32:
         torch.set_float32_matmul_precision("high")  # TF32, as Inductor recommends
     fn, inputs, options = _workload(kind, dtype, size, device, small=dry_run)
-    compiled = torch.compile(fn, **options)
+    compiled = fn if options is None else torch.compile(fn, **options)
     grad = torch.enable_grad() if kind in TRAINING_KINDS else torch.no_grad()
 
     def step() -> Any:
@@ -456,15 +523,21 @@ def workload_child(name: str, device: str, dry_run: bool = False) -> dict[str, A
 
 
 def _profile(step: Callable[[], Any], calls: int = 5) -> str:
-    """torch.profiler's table of ``calls`` calls, by self device time: printed
-    side by side for a row that misses its goal."""
+    """torch.profiler's tables of ``calls`` calls, by self device time and by
+    self CPU time: printed side by side for a row that misses its goal."""
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         for _ in range(calls):
             step()
         torch.cuda.synchronize()
-    return prof.key_averages().table(sort_by="self_device_time_total", row_limit=12)
+    averages = prof.key_averages()
+    return (
+        "by self device time:\n"
+        + averages.table(sort_by="self_device_time_total", row_limit=12)
+        + "\nby self CPU time (where a host-bound step's time goes):\n"
+        + averages.table(sort_by="self_cpu_time_total", row_limit=12)
+    )
 
 
 def bench_workloads(
@@ -474,10 +547,11 @@ def bench_workloads(
 ) -> dict[str, Any]:
     """Each workload on each device in its own process (one accelerator's
     compile caches, allocator and autotuning state per measurement); ``save``
-    gets the rows after each one; ``only``: the rows whose name has it."""
+    gets the rows after each one; ``only``: the rows whose name has one of
+    its ``|``-separated texts."""
     results: dict[str, Any] = {}
     for name in WORKLOADS:
-        if only and only not in name:
+        if only and not any(text in name for text in only.split("|")):
             continue
         runs: dict[str, Any] = {}
         for device in ("cpu",) if dry_run else WORKLOAD_DEVICES:
@@ -667,7 +741,10 @@ def main(argv: list[str] | None = None) -> int:
         help=f"comma-separated, of {', '.join(SECTIONS)} (default: all)",
     )
     parser.add_argument(
-        "--workloads", default="", metavar="TEXT", help="only the workload rows whose name has TEXT"
+        "--workloads",
+        default="",
+        metavar="TEXT",
+        help="only the workload rows whose name has TEXT (alternatives separated by |)",
     )
     parser.add_argument(
         "--render",
