@@ -12,8 +12,11 @@
 #   5. benchmarks compiled acc vs compiled cuda and prints the table last.
 # Usage: tools/gpu_run.sh [RESULTS_DIR]    (PYTHON, WHEELHOUSE override defaults;
 #   STEPS="tests bench" by default: either alone where one call has too little time for both;
-#   BENCH_SECTIONS, BENCH_WORKLOADS: the benchmark's --sections (default all) and --workloads
-#   (texts of row names, alternatives separated by |);
+#   BENCH_SECTIONS, BENCH_WORKLOADS, BENCH_WARM: the benchmark's --sections (default all),
+#   --workloads (texts of row names, alternatives separated by |) and --warm (compile
+#   processes at a time before the timed runs; default: the cores / 2);
+#   ACC_WHEEL: a torch_acc wheel an earlier run built (RESULTS_DIR/wheel/), installed
+#   instead of building again;
 #   merge the bench.json files of several runs with
 #     python torch_acc/benchmarks/gpu.py --render A.json B.json)
 set -euo pipefail
@@ -44,8 +47,15 @@ if compgen -G "$WHEELHOUSE/transformers-*.whl" >/dev/null; then
   step "installing transformers (the Hugging Face rows)"
   pip_install transformers || step "transformers could not be installed: its rows will fail"
 fi
-step "building torch_acc with CUDA ($(nproc) jobs)"
-MAX_JOBS=$(nproc) pip_install --no-deps --no-build-isolation "$ROOT/torch_acc"
+if [ -n "${ACC_WHEEL:-}" ]; then
+  step "installing torch_acc from $ACC_WHEEL"
+  pip_install --no-deps --force-reinstall "$ACC_WHEEL"
+else
+  step "building torch_acc with CUDA ($(nproc) jobs)"
+  MAX_JOBS=$(nproc) $PY -m pip wheel -q --no-index --find-links "$WHEELHOUSE" --no-deps \
+    --no-build-isolation -w "$RESULTS/wheel" "$ROOT/torch_acc"
+  pip_install --no-deps --force-reinstall "$RESULTS"/wheel/torch_acc-*.whl
+fi
 
 cd "$RESULTS"  # never import from the source tree
 step "overlay"
@@ -71,7 +81,7 @@ if [[ " $STEPS " == *" bench "* ]]; then
   step "benchmark"
   $PY "$ROOT/torch_acc/benchmarks/gpu.py" --json bench.json \
     --sections "${BENCH_SECTIONS:-kernels,allocation,launch-bound,workloads}" \
-    --workloads "${BENCH_WORKLOADS:-}" > bench.md
+    --workloads "${BENCH_WORKLOADS:-}" --warm "${BENCH_WARM:-$(($(nproc) / 2))}" > bench.md
 fi
 if [[ " $STEPS " == *" tests "* ]]; then
   step "tests: $( [ "$tests" = 0 ] && echo passed || echo FAILED ) ($(tail -1 tests.log))"

@@ -29,6 +29,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -487,10 +488,13 @@ def _workload(
     return model, moved, {}
 
 
-def workload_child(name: str, device: str, dry_run: bool = False) -> dict[str, Any]:
+def workload_child(
+    name: str, device: str, dry_run: bool = False, compile_only: bool = False
+) -> dict[str, Any]:
     """One workload on one device, in this process alone: times the compiled
     workload, and reports its output's norm (checked against the other
-    device's) and whether max-autotune picked a Triton template."""
+    device's) and whether max-autotune picked a Triton template.
+    ``compile_only``: stop after the first call (it fills the compile caches)."""
     from torch._inductor.utils import run_and_get_code
 
     kind, dtype, size = WORKLOADS[name]
@@ -514,7 +518,7 @@ def workload_child(name: str, device: str, dry_run: bool = False) -> dict[str, A
         "norm": first.float().norm().item(),
         "triton_template": any("triton_tem_" in code for code in codes),
     }
-    if dry_run:
+    if dry_run or compile_only:
         return result
     from triton.testing import do_bench
 
@@ -540,6 +544,44 @@ def _profile(step: Callable[[], Any], calls: int = 5) -> str:
     )
 
 
+def _selected(only: str) -> list[str]:
+    """The workload rows whose name has one of ``only``'s ``|``-separated texts,
+    in the order of the texts (a run that may be stopped part-way measures
+    the first ones first)."""
+    if not only:
+        return list(WORKLOADS)
+    texts = only.split("|")
+    return [
+        name
+        for text in texts
+        for name in WORKLOADS
+        if text in name and not any(t in name for t in texts[: texts.index(text)])
+    ]
+
+
+def warm_compile_caches(only: str, jobs: int) -> None:
+    """Compiles the selected rows on each device, ``jobs`` processes at a
+    time, so the timed runs that follow (one process at a time) find
+    Inductor's and Triton's on-disk caches full: compiling, not timing, is
+    most of a row's cost, and it is the host's, not the GPU's. Failures
+    are left to the timed run to report."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def compile_one(row: tuple[str, str]) -> None:
+        name, device = row
+        subprocess.run(
+            [sys.executable, __file__, "--workload-child", name, device, "--compile-only"],
+            capture_output=True,
+            timeout=1800,
+            env={**os.environ, "TORCH_ACC_MODE": "cuda"},
+        )
+        print(f"[bench] compiled {name} on {device}", file=sys.stderr, flush=True)
+
+    rows = [(name, device) for name in _selected(only) for device in WORKLOAD_DEVICES]
+    with ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(compile_one, rows))
+
+
 def bench_workloads(
     dry_run: bool = False,
     save: Callable[[dict[str, Any]], None] = lambda rows: None,
@@ -550,12 +592,14 @@ def bench_workloads(
     gets the rows after each one; ``only``: the rows whose name has one of
     its ``|``-separated texts."""
     results: dict[str, Any] = {}
-    for name in WORKLOADS:
-        if only and not any(text in name for text in only.split("|")):
-            continue
+    for name in _selected(only):
         runs: dict[str, Any] = {}
         for device in ("cpu",) if dry_run else WORKLOAD_DEVICES:
-            print(f"[bench] {name} {device} ...", file=sys.stderr, flush=True)
+            print(
+                f"[bench {time.strftime('%H:%M:%S')}] {name} {device} ...",
+                file=sys.stderr,
+                flush=True,
+            )
             child = ["--workload-child", name, device] + (["--dry-run"] if dry_run else [])
             done = subprocess.run(
                 [sys.executable, __file__, *child],
@@ -612,10 +656,14 @@ SECTIONS = ("kernels", "allocation", "launch-bound", "workloads")
 
 
 def measure(
-    sections: tuple[str, ...], save: Callable[[dict[str, Any]], None], only: str = ""
+    sections: tuple[str, ...],
+    save: Callable[[dict[str, Any]], None],
+    only: str = "",
+    warm_jobs: int = 0,
 ) -> dict[str, Any]:
     """The sections' measurements; ``save`` gets the results after each one,
-    so a run stopped part-way keeps what it measured."""
+    so a run stopped part-way keeps what it measured. ``warm_jobs``: compile
+    the workload rows that many at a time first."""
     results: dict[str, Any] = {"versions": versions()}
     if "kernels" in sections:
         results["cases"] = {}
@@ -632,6 +680,8 @@ def measure(
         results["launch_bound"] = bench_launch_bound()
         save(results)
     if "workloads" in sections:
+        if warm_jobs:
+            warm_compile_caches(only, warm_jobs)
         results["workloads"] = bench_workloads(
             save=lambda rows: save({**results, "workloads": rows}), only=only
         )
@@ -747,6 +797,13 @@ def main(argv: list[str] | None = None) -> int:
         help="only the workload rows whose name has TEXT (alternatives separated by |)",
     )
     parser.add_argument(
+        "--warm",
+        type=int,
+        default=0,
+        metavar="JOBS",
+        help="compile the workload rows JOBS processes at a time before timing them one by one",
+    )
+    parser.add_argument(
         "--render",
         nargs="+",
         type=Path,
@@ -764,6 +821,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--workload-child", nargs=2, metavar=("NAME", "DEVICE"), help=argparse.SUPPRESS
     )
+    parser.add_argument("--compile-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sections = tuple(s for s in args.sections.split(",") if s)
     unknown = sorted(set(sections) - set(SECTIONS))
@@ -780,7 +838,13 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(launch_bound_child(*args.launch_bound_child)))
         return 0
     if args.workload_child:
-        print(json.dumps(workload_child(*args.workload_child, dry_run=args.dry_run)))
+        print(
+            json.dumps(
+                workload_child(
+                    *args.workload_child, dry_run=args.dry_run, compile_only=args.compile_only
+                )
+            )
+        )
         return 0
     import torch_acc
 
@@ -797,7 +861,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
-    print(render(measure(sections, save, only=args.workloads)))
+    print(render(measure(sections, save, only=args.workloads, warm_jobs=args.warm)))
     return 0
 
 
