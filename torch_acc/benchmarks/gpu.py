@@ -378,7 +378,7 @@ class DecodeStep(torch.nn.Module):
         shape = (layers, 1, heads, cache, dim // heads)
         self.register_buffer("keys", torch.zeros(shape))
         self.register_buffer("values", torch.zeros(shape))
-        self.step = torch.compile(self.decode_one, mode="reduce-overhead")
+        self.step: Callable[..., torch.Tensor] = self.decode_one  # compiled by the caller
 
     def decode_one(self, token: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
         import torch.nn.functional as F
@@ -439,8 +439,10 @@ def _workload(
         dim, layers, heads, tokens = (64, 1, 4, 4) if small else (512, 4, 8, 32)
         model = DecodeStep(dim, layers, heads, cache=64 if small else 256, tokens=tokens)
         model = model.to(device=device, dtype=dtype)
-        if device == "cpu":  # graph capture is a GPU's
-            model.step = torch.compile(model.decode_one)
+        # Graph capture is a GPU's: the CPU's dry run compiles without it.
+        model.step = torch.compile(
+            model.decode_one, **({} if device == "cpu" else {"mode": "reduce-overhead"})
+        )
         token = torch.zeros(1, 1, dtype=torch.long, device=device)
         return model, [token, torch.arange(tokens, device=device)], None
     if kind == "flex":
@@ -548,15 +550,23 @@ def _selected(only: str) -> list[str]:
     """The workload rows whose name has one of ``only``'s ``|``-separated texts,
     in the order of the texts (a run that may be stopped part-way measures
     the first ones first)."""
-    if not only:
-        return list(WORKLOADS)
-    texts = only.split("|")
-    return [
-        name
-        for text in texts
-        for name in WORKLOADS
-        if text in name and not any(t in name for t in texts[: texts.index(text)])
-    ]
+    texts = only.split("|") if only else [""]
+    first_text = {
+        name: next((i for i, text in enumerate(texts) if text in name), None) for name in WORKLOADS
+    }
+    return sorted((n for n, i in first_text.items() if i is not None), key=first_text.__getitem__)
+
+
+def _run_workload_child(name: str, device: str, *flags: str) -> subprocess.CompletedProcess:
+    """Runs ``--workload-child`` for one row and device in a process of its own
+    (acc over CUDA memory; over host memory for a dry run on the CPU)."""
+    return subprocess.run(
+        [sys.executable, __file__, "--workload-child", name, device, *flags],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        env={**os.environ, "TORCH_ACC_MODE": "host" if "--dry-run" in flags else "cuda"},
+    )
 
 
 def warm_compile_caches(only: str, jobs: int) -> None:
@@ -569,12 +579,7 @@ def warm_compile_caches(only: str, jobs: int) -> None:
 
     def compile_one(row: tuple[str, str]) -> None:
         name, device = row
-        subprocess.run(
-            [sys.executable, __file__, "--workload-child", name, device, "--compile-only"],
-            capture_output=True,
-            timeout=1800,
-            env={**os.environ, "TORCH_ACC_MODE": "cuda"},
-        )
+        _run_workload_child(name, device, "--compile-only")
         print(f"[bench] compiled {name} on {device}", file=sys.stderr, flush=True)
 
     rows = [(name, device) for name in _selected(only) for device in WORKLOAD_DEVICES]
@@ -600,14 +605,7 @@ def bench_workloads(
                 file=sys.stderr,
                 flush=True,
             )
-            child = ["--workload-child", name, device] + (["--dry-run"] if dry_run else [])
-            done = subprocess.run(
-                [sys.executable, __file__, *child],
-                capture_output=True,
-                text=True,
-                timeout=1800,
-                env={**os.environ, "TORCH_ACC_MODE": "host" if dry_run else "cuda"},
-            )
+            done = _run_workload_child(name, device, *(["--dry-run"] if dry_run else []))
             if done.returncode:
                 # A failed row is reported in the table; the other rows still run.
                 print(done.stderr, file=sys.stderr)
