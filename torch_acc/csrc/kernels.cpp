@@ -115,18 +115,26 @@ at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
 
 // The memory format ATen promises for an overrideable convolution's output
 // and gradients (`_determine_backend_memory_format`, which fake tensors ask
-// too, so Inductor plans with it). The peer's kernel may choose another one
-// (cuDNN and oneDNN answer channels_last when the input or the weight is):
-// its results are brought to the promised format, or the strides a compiled
-// graph checks disagree.
-at::Tensor in_overrideable_format(
-    const at::Tensor& t, const at::Tensor& input, const at::Tensor& weight) {
-  if (!t.defined() || t.dim() != input.dim()) {
-    return t;
-  }
-  const auto format = at::native::_determine_backend_memory_format(
+// too, so Inductor plans with it): contiguous for every PrivateUse1 device.
+at::MemoryFormat overrideable_format(const at::Tensor& input, const at::Tensor& weight) {
+  return at::native::_determine_backend_memory_format(
       input, weight, at::native::ConvBackend::Overrideable);
-  return t.contiguous(format);
+}
+
+// The peer's kernel picks its format from its arguments (cuDNN and oneDNN
+// answer channels_last when the input or the weight is). Handing it every
+// argument in the promised format makes it compute in that format: for a
+// channels-last model that is a copy of each (small) weight instead of a
+// transpose of each activation in and of each result out.
+// (Every such argument has the input's number of dimensions.)
+at::Tensor peer_in_format(const at::Tensor& t, at::MemoryFormat format) {
+  return peer_alias(t).contiguous(format);
+}
+
+// Results the peer's kernel still returns in another format are brought to
+// the promised one, or the strides a compiled graph checks disagree.
+at::Tensor in_format(const at::Tensor& t, const at::Tensor& input, at::MemoryFormat format) {
+  return t.defined() && t.dim() == input.dim() ? t.contiguous(format) : t;
 }
 
 // Convolution picks its implementation by backend and sends every backend it
@@ -141,14 +149,15 @@ at::Tensor convolution_overrideable(
     bool transposed,
     c10::IntArrayRef output_padding,
     int64_t groups) {
-  std::optional<at::Tensor> cpu_bias;
+  std::optional<at::Tensor> peer_bias;
   if (bias.has_value() && bias->defined()) {
-    cpu_bias = peer_alias(*bias);
+    peer_bias = peer_alias(*bias);
   }
+  const auto format = overrideable_format(input, weight);
   auto out = at::convolution(
-      peer_alias(input), peer_alias(weight), cpu_bias, stride, padding, dilation,
-      transposed, output_padding, groups);
-  return adopt_as_acc(in_overrideable_format(out, input, weight), input.device());
+      peer_in_format(input, format), peer_in_format(weight, format), peer_bias, stride,
+      padding, dilation, transposed, output_padding, groups);
+  return adopt_as_acc(in_format(out, input, format), input.device());
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
@@ -164,12 +173,13 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
     std::array<bool, 3> output_mask) {
   const int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
   const std::vector<int64_t> bias_sizes{channels};
+  const auto format = overrideable_format(input, weight);
   auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
-      peer_alias(grad_output), peer_alias(input), peer_alias(weight), bias_sizes, stride,
-      padding, dilation, transposed, output_padding, groups, output_mask);
+      peer_in_format(grad_output, format), peer_in_format(input, format),
+      peer_in_format(weight, format), bias_sizes, stride, padding, dilation, transposed,
+      output_padding, groups, output_mask);
   auto back = [&](const at::Tensor& t) {
-    return t.defined() ? adopt_as_acc(in_overrideable_format(t, input, weight), input.device())
-                       : t;
+    return t.defined() ? adopt_as_acc(in_format(t, input, format), input.device()) : t;
   };
   return {back(grad_input), back(grad_weight), back(grad_bias)};
 }
