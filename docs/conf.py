@@ -67,6 +67,6 @@ doctest_global_setup = """
 import os
 import torch
 os.environ.setdefault("TORCH_RFC_BACKEND", "torch_acc")  # also for fresh interpreters
-from rfc_shared.testing.backends import ensure_privateuse1_backend
+from rfc_shared.conformance.backend import ensure_privateuse1_backend
 ensure_privateuse1_backend("torch_acc")  # the reference backend
 """

@@ -8,8 +8,8 @@ import warnings
 import pytest
 import torch
 
+from rfc_shared.conformance.corpus import CASES, assert_same, run
 from rfc_shared.conformance.harness import register, variant
-from rfc_shared.testing.corpus import CASES, assert_same, run
 from rfc_shared.testing.helpers import last_json, run_python
 
 

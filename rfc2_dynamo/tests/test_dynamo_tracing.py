@@ -13,12 +13,9 @@ import pytest
 import torch
 
 import torch_acc  # noqa: F401  (the programs are written against torch.acc)
+from rfc_shared.conformance.dynamo_programs import fullgraph_graphs, programs
 from rfc_shared.conformance.harness import register, variant
-from rfc_shared.testing.dynamo_programs import (
-    fullgraph_graphs,
-    programs,
-    report_in_fresh_interpreter,
-)
+from rfc_shared.testing.helpers import dynamo_report_in_fresh_interpreter
 
 
 PROGRAMS = programs(torch.acc)
@@ -74,8 +71,8 @@ def test_graph_breaks_stock_vs_slice() -> None:
     """Side by side, each in a fresh interpreter with acc's interface
     registered: stock torch breaks the graph in every program but the ones
     upstream already handles; the slice in none."""
-    stock = report_in_fresh_interpreter("none")
-    sliced = report_in_fresh_interpreter(os.environ.get("TORCH_RFC_SLICES", "all"))
+    stock = dynamo_report_in_fresh_interpreter("none")
+    sliced = dynamo_report_in_fresh_interpreter(os.environ.get("TORCH_RFC_SLICES", "all"))
     for name in PROGRAMS:
         assert sliced[name] == {"graph_breaks": 0, "matches_eager": True}, name
         if name not in UPSTREAM:

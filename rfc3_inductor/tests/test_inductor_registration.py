@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from rfc_shared.conformance.corpus import CORPUS, assert_same, run
 from rfc_shared.conformance.harness import register, variant
-from rfc_shared.testing.corpus import CORPUS, assert_same, run
 from rfc_shared.testing.helpers import last_json, run_python
 
 
@@ -221,7 +221,7 @@ def test_the_corpus_compiles_on_acc_in_gpu_mode(case) -> None:
 
 HOST_REPORT = """
 import json, sys
-from rfc_shared.testing.compile_report import main
+from rfc_shared.conformance.compile_report import main
 sys.argv[1:] = sys.argv[1:]
 main()
 """
@@ -279,7 +279,7 @@ def test_the_corpus_compiles_on_acc_in_host_mode_with_the_cpp_wrapper() -> None:
 CORPUS_ON_CPU = """
 import json, torch
 from torch._inductor.utils import run_and_get_code
-from rfc_shared.testing.corpus import CORPUS, digests as corpus_digests
+from rfc_shared.conformance.corpus import CORPUS, digests as corpus_digests
 
 torch.manual_seed(0)
 report = {}

@@ -172,7 +172,7 @@ REDUCE_OVERHEAD_ON_CPU = f"""
 import json, torch
 from torch._dynamo.utils import counters
 from torch._inductor.utils import run_and_get_code
-from rfc_shared.testing.corpus import CASES, digests as corpus_digests
+from rfc_shared.conformance.corpus import CASES, digests as corpus_digests
 
 report = {{}}
 for case in (CASES[name] for name in {REDUCE_OVERHEAD_CASES!r}):

@@ -209,3 +209,31 @@ def test_the_columns_share_compiled_kernels_and_nothing_keyed_by_torchs_files(
     assert env["TORCHINDUCTOR_CACHE_DIR"] == "/shared-kernels"
     assert env["TORCHINDUCTOR_FX_GRAPH_CACHE"] == "0"
     assert env["TORCHINDUCTOR_AUTOGRAD_CACHE"] == "0"
+
+
+def test_the_probe_imports_nothing_made_for_tests() -> None:
+    """What the probe runs (its package and every slice's probes) never imports
+    ``rfc_shared.testing``, the kit for tests, which may import the probe's."""
+    import ast
+    import importlib.util
+
+    import rfc_shared.conformance
+
+    sources = list(Path(rfc_shared.conformance.__file__).parent.glob("*.py"))
+    for slice_ in discover_slices().values():
+        spec = importlib.util.find_spec(f"{slice_.package}.probes")
+        if spec is not None and spec.origin:
+            sources.append(Path(spec.origin))
+    assert len(sources) > 10
+    imports = {
+        (source.name, (node.module or "") if isinstance(node, ast.ImportFrom) else alias.name)
+        for source in sources
+        for node in ast.walk(ast.parse(source.read_text()))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert not {
+        (name, module)
+        for name, module in imports
+        if (module or "").startswith("rfc_shared.testing")
+    }

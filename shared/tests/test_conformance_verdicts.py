@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from rfc_shared.testing.backends import ENV_BACKEND
+from rfc_shared.conformance.backend import ENV_BACKEND
 from rfc_shared.testing.helpers import run_python
 
 
@@ -87,7 +87,7 @@ def test_the_graph_capture_gate_of_an_interface_with_a_stream_class_only() -> No
 def test_a_wrong_eager_kernel_is_not_blamed_on_the_compile() -> None:
     setup = (
         "import torch\n"
-        "from rfc_shared.testing import compile_report, corpus\n"
+        "from rfc_shared.conformance import compile_report, corpus\n"
         "case = corpus.CASES['mlp']\n"
         "corpus.CASES.clear(); corpus.CASES['mlp'] = case\n"
         "def compile_case(name, backend, device, options=None):\n"

@@ -48,7 +48,7 @@ def test_a_backend_named_with_a_digit_is_explained(tmp_path: Path) -> None:
     )
     done = run_python(
         """
-        from rfc_shared.testing.backends import BackendNameError, ensure_privateuse1_backend
+        from rfc_shared.conformance.backend import BackendNameError, ensure_privateuse1_backend
         try:
             ensure_privateuse1_backend("torch_npu3")
         except BackendNameError as e:

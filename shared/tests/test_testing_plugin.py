@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from rfc_shared import selection
-from rfc_shared.testing.backends import ENV_BACKEND
+from rfc_shared.conformance.backend import ENV_BACKEND
 
 
 # Opt-in: a pytest run outside the project loads it only when asked.

@@ -14,7 +14,7 @@ from rfc_shared.testing.helpers import last_json, run_python
 # one script and uses its imports.
 CORPUS_ON_CPU = """
 from torch._inductor.utils import run_and_get_code
-from rfc_shared.testing.corpus import CORPUS, digests as corpus_digests
+from rfc_shared.conformance.corpus import CORPUS, digests as corpus_digests
 
 torch.manual_seed(0)
 report = {}
@@ -211,7 +211,7 @@ OPTIMIZERS_AND_BACKWARD = """
 import json, torch
 from torch._inductor.utils import run_and_get_code
 from torch.optim.adam import adam
-from rfc_shared.testing.corpus import digests as digest
+from rfc_shared.conformance.corpus import digests as digest
 
 def capture(fn, *args, fullgraph=True):
     graphs = []

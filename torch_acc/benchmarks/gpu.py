@@ -415,7 +415,12 @@ def _workload(
     gets the same ones."""
     from torch import nn
 
-    from rfc_shared.testing.corpus import Autocast, MaskedAttention, TrainingStep, TransformerBlock
+    from rfc_shared.conformance.corpus import (
+        Autocast,
+        MaskedAttention,
+        TrainingStep,
+        TransformerBlock,
+    )
 
     host = small or size == "host"
     b, t, c, heads, n = (4, 128, 256, 4, 64) if host else (8, 1024, 1024, 16, 2048)

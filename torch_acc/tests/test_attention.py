@@ -125,7 +125,7 @@ def test_inductor_keeps_sdpa_as_one_extern_kernel(mode: str) -> None:
 COMPILED_BLOCK = """
 import json, re, torch, torch_acc
 from torch._inductor.utils import run_and_get_code
-from rfc_shared.testing.corpus import CASES
+from rfc_shared.conformance.corpus import CASES
 
 block = CASES["transformer_block"].build().to("acc")
 (x,) = CASES["transformer_block"].inputs()[0]

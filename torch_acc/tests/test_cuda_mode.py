@@ -12,7 +12,7 @@ import re
 import pytest
 import torch
 
-from rfc_shared.testing.corpus import CORPUS, assert_same, run
+from rfc_shared.conformance.corpus import CORPUS, assert_same, run
 
 
 torch_acc = pytest.importorskip("torch_acc")
@@ -72,7 +72,7 @@ def test_the_corpus_compiles_on_acc_and_matches_cuda(case) -> None:
     # A training step's backward cannot run on cuda in a process whose
     # accelerator is acc (docs: "One accelerator per process"): acc's eager step
     # is its reference.
-    from rfc_shared.testing.corpus import TrainingStep
+    from rfc_shared.conformance.corpus import TrainingStep
 
     want = run(case, "acc" if isinstance(case.build(), TrainingStep) else "cuda")
     got = run(case, "acc", {"backend": "inductor"})

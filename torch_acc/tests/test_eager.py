@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from rfc_shared.testing.corpus import CORPUS, assert_same, run
+from rfc_shared.conformance.corpus import CORPUS, assert_same, run
 from rfc_shared.testing.helpers import last_json, run_python
 
 
@@ -22,7 +22,7 @@ def test_corpus_eager_matches_cpu_in_host_mode() -> None:
     done = run_python(
         """
         import json, torch, torch_acc
-        from rfc_shared.testing.corpus import CORPUS, assert_same, run
+        from rfc_shared.conformance.corpus import CORPUS, assert_same, run
         for case in CORPUS:
             assert_same(case, run(case, "acc"), run(case, "cpu"))
         print(json.dumps([torch_acc.mode, len(CORPUS)]))

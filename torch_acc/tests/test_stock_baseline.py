@@ -18,7 +18,7 @@ import json
 import pytest
 import torch
 
-from rfc_shared.testing.corpus import CORPUS
+from rfc_shared.conformance.corpus import CORPUS
 from rfc_shared.testing.helpers import run_python
 
 
@@ -33,7 +33,7 @@ BEFORE_2_15 = pytest.mark.skipif(
 def compile_report(*args: str, mode: str = "gpu") -> list[dict]:
     done = run_python(
         f"import sys; sys.argv[1:] = {list(args)!r}\n"
-        "from rfc_shared.testing.compile_report import main; main()",
+        "from rfc_shared.conformance.compile_report import main; main()",
         slices="none",
         env={"TORCH_ACC_MODE": mode, "TRITON_INTERPRET": "1"},
     )

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from rfc_shared.testing.corpus import convnet
+from rfc_shared.conformance.corpus import convnet
 
 
 torch_acc = pytest.importorskip("torch_acc")

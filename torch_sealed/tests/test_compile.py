@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from rfc_shared.testing.compile_report import compile_case
-from rfc_shared.testing.corpus import CASES
+from rfc_shared.conformance.compile_report import compile_case
+from rfc_shared.conformance.corpus import CASES
 from rfc_shared.testing.helpers import last_json, run_python
 from rfc_shared.testing.monkeypatch_scan import scan_paths
 

@@ -23,7 +23,7 @@ from rfc_shared.conformance.probes import probe
 
 def _traced(fn: Callable[..., torch.Tensor], what: str) -> list[torch.fx.GraphModule]:
     try:
-        from rfc_shared.testing.dynamo_programs import fullgraph_graphs
+        from rfc_shared.conformance.dynamo_programs import fullgraph_graphs
 
         return fullgraph_graphs(fn, torch.ones(2, device=subject().device))
     except Exception as e:

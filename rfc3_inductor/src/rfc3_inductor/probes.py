@@ -105,7 +105,7 @@ def _backend_discovery() -> str:
             # A graph of ATen calls: no C++ kernel to build for the answer.
             torch.compile(torch.mm)(torch.ones(2, 2), torch.ones(2, 2))
         except Exception as e:
-            from rfc_shared.testing.compile_report import first_line
+            from rfc_shared.conformance.compile_report import first_line
 
             raise ProbeFailure(
                 f"a compile ran {name}'s _inductor_backend_init, which raised: "
@@ -336,7 +336,7 @@ def _kernel_call_guard() -> str:
     from torch._inductor.graph import GraphLowering
     from torch._inductor.virtualized import V
 
-    from rfc_shared.testing.compile_report import first_line
+    from rfc_shared.conformance.compile_report import first_line
 
     common = _common()
     name = subject().name
@@ -381,8 +381,8 @@ def _eager_is_wrong(case_name: str) -> str | None:
     """How the backend's eager result of a corpus case differs from the CPU's,
     or None when it agrees: the corpus compares a compile with the CPU, so a
     wrong eager kernel would otherwise be blamed on the compile."""
-    from rfc_shared.testing.compile_report import first_line
-    from rfc_shared.testing.corpus import CASES, assert_same, run
+    from rfc_shared.conformance.compile_report import first_line
+    from rfc_shared.conformance.corpus import CASES, assert_same, run
 
     case = CASES[case_name]
     try:
@@ -394,8 +394,8 @@ def _eager_is_wrong(case_name: str) -> str | None:
 
 @probe("rfc3.e2e_compile", "the corpus compiles with Inductor, no calls by hand")
 def _e2e_compile() -> str:
-    from rfc_shared.testing.compile_report import compile_case
-    from rfc_shared.testing.corpus import CASES
+    from rfc_shared.conformance.compile_report import compile_case
+    from rfc_shared.conformance.corpus import CASES
 
     os.environ.setdefault("TRITON_INTERPRET", "1")
     compiled, eager_only, eager_wrong = [], [], {}

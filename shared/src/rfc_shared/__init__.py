@@ -10,10 +10,14 @@ A map of the package, by role:
 - :mod:`rfc_shared.authoring`: git work trees to edit a series in, refresh,
   porting to another torch base, ``check-series``, export for upstream.
 - :mod:`rfc_shared.conformance`: the conformance probe a vendor runs against
-  a PrivateUse1 backend; each slice ships its probes (``<package>.probes``).
+  a PrivateUse1 backend, and everything it needs at run time: the backend
+  under test, registry snapshots, the compile corpus and its report, the
+  Dynamo programs; each slice ships its probes (``<package>.probes``).
 - :mod:`rfc_shared.bench`: benchmarks measured side by side as ratios.
-- :mod:`rfc_shared.testing`: the opt-in pytest plugin, registry snapshots,
-  the backend under test, the compile corpus and test helpers.
+- :mod:`rfc_shared.testing`: for tests only: the opt-in pytest plugin, test
+  helpers (throwaway slices, fresh interpreters), the monkeypatch scan, the
+  upstream tests. It may import :mod:`rfc_shared.conformance`, never the
+  other way round.
 - ``python -m rfc_shared``: the command line (status, materialize, workspace,
   refresh, check-series, export).
 

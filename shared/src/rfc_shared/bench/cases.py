@@ -130,7 +130,7 @@ def _corpus_timing(device: str, measure: str, compiled: bool = True) -> str:
 import os, statistics, time, torch
 if {device!r} == "acc":
     import torch_acc
-from rfc_shared.testing.corpus import CORPUS, device_for
+from rfc_shared.conformance.corpus import CORPUS, device_for
 torch.set_num_threads(1)
 runs = []
 for case in CORPUS[:1] if os.environ.get({SMOKE!r}) else CORPUS:

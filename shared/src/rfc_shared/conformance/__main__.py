@@ -15,7 +15,7 @@ import os
 import sys
 from pathlib import Path
 
-from rfc_shared.testing.backends import ENV_BACKEND, backend_package
+from rfc_shared.conformance.backend import ENV_BACKEND, backend_package
 
 from . import evidence
 from . import matrix as matrices

@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from rfc_shared.testing.registry import RegistrySnapshot, clear_derived_caches
+from rfc_shared.conformance.registry import RegistrySnapshot, clear_derived_caches
 
 
 class ProbeFailure(AssertionError):
@@ -76,7 +76,7 @@ class Subject:
 
 @functools.cache
 def subject() -> Subject:
-    from rfc_shared.testing.backends import backend_package
+    from rfc_shared.conformance.backend import backend_package
 
     from .backend import resolve
 

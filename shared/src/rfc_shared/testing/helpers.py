@@ -121,3 +121,13 @@ def failure_report(done: subprocess.CompletedProcess[str], tail: int = 20) -> st
 
 def last_json(done: subprocess.CompletedProcess[str]) -> object:
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def dynamo_report_in_fresh_interpreter(slices: str) -> dict[str, dict[str, object]]:
+    """:func:`rfc_shared.conformance.dynamo_programs.report` in a fresh
+    interpreter whose overlay serves ``slices`` (a ``TORCH_RFC_SLICES`` value;
+    ``"none"`` is stock torch)."""
+    done = run_python(
+        "from rfc_shared.conformance.dynamo_programs import main; main()", slices=slices
+    )
+    return last_json(done)  # type: ignore[return-value]

@@ -14,7 +14,7 @@ environment loads nothing of the project's and imports no backend.
   hide a broken configuration.
 - ``--privateuse1-backend PACKAGE`` (default: ``TORCH_RFC_BACKEND``) names the
   backend under test, imported at session start (see
-  :mod:`rfc_shared.testing.backends`). ``--privateuse1-backend none`` leaves
+  :mod:`rfc_shared.conformance.backend`). ``--privateuse1-backend none`` leaves
   PrivateUse1 as torch has it, as upstream's own test runs do: a test that
   needs a renamed backend renames it itself.
 
@@ -31,9 +31,8 @@ from pathlib import Path
 import pytest
 
 from rfc_shared import selection
-
-from .backends import ENV_BACKEND
-from .registry import RegistrySnapshot
+from rfc_shared.conformance.backend import ENV_BACKEND
+from rfc_shared.conformance.registry import RegistrySnapshot
 
 
 _CONTROL_NOTE = "fails on stock torch, as a slice test must"
@@ -68,7 +67,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     # The PrivateUse1 rename is once per process: settle it before any test
     # module (upstream tests included) picks a name of its own.
-    from .backends import ensure_privateuse1_backend
+    from rfc_shared.conformance.backend import ensure_privateuse1_backend
 
     package = session.config.getoption("privateuse1_backend")
     if package == NO_BACKEND:
@@ -204,6 +203,6 @@ def _clear_inductor_caches() -> None:
 @pytest.fixture
 def privateuse1_backend() -> str:
     """The name of a renamed PrivateUse1 backend, setting one up if needed."""
-    from .backends import ensure_privateuse1_backend
+    from rfc_shared.conformance.backend import ensure_privateuse1_backend
 
     return ensure_privateuse1_backend()

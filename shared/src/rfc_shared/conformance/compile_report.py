@@ -1,6 +1,6 @@
 """Compile the corpus on a device and report, per case, what happened.
 
-``python -m rfc_shared.testing.compile_report --backend inductor`` prints one
+``python -m rfc_shared.conformance.compile_report --backend inductor`` prints one
 JSON object per case: ``{"case", "status", "error", "message", "site"}``. It
 runs in a fresh interpreter so that the overlay selection (TORCH_RFC_SLICES),
 acc's mode (TORCH_ACC_MODE) and the registration under test apply from the
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch  # noqa: F401
 
-    from .backends import ensure_privateuse1_backend
+    from .backend import ensure_privateuse1_backend
     from .corpus import CASES
 
     os.environ.setdefault("TRITON_INTERPRET", "1")  # no GPU: Triton's interpreter

@@ -2,7 +2,7 @@
 
 Each program is what a user writes around the device runtime: streams, events,
 synchronization, device queries, dtype tensor classes. The tests compile each
-one with ``fullgraph=True``; ``python -m rfc_shared.testing.dynamo_programs`` prints
+one with ``fullgraph=True``; ``python -m rfc_shared.conformance.dynamo_programs`` prints
 the graph breaks Dynamo counts for each one under the slices that
 ``TORCH_RFC_SLICES`` selects, as one JSON object, so that stock torch and the
 slice can be compared side by side.
@@ -121,7 +121,7 @@ def report() -> dict[str, dict[str, object]]:
 
     from rfc_shared.conformance.harness import base_interface, register, registry
 
-    from .backends import ensure_privateuse1_backend
+    from .backend import ensure_privateuse1_backend
 
     name = ensure_privateuse1_backend()
     if name not in dict(registry().get_registered_device_interfaces()):
@@ -133,15 +133,6 @@ def report() -> dict[str, dict[str, object]]:
             program: asdict(compile_and_count(fn, x))
             for program, fn in programs(getattr(torch, name)).items()
         }
-
-
-def report_in_fresh_interpreter(slices: str) -> dict[str, dict[str, object]]:
-    """:func:`report` in a fresh interpreter whose overlay serves ``slices``
-    (a ``TORCH_RFC_SLICES`` value; ``"none"`` is stock torch)."""
-    from .helpers import last_json, run_python
-
-    done = run_python(f"from {__name__} import main; main()", slices=slices)
-    return last_json(done)  # type: ignore[return-value]
 
 
 def main() -> None:
