@@ -24,8 +24,13 @@ if mode == "cuda":
 else:
     from . import _C
 from . import acc as _device_module
+from . import compile_hooks
 
 
+# PyTorch finds acc's compile-time pieces through these hooks on the device
+# module (see compile_hooks.py for why they are attached, not defined there).
+_device_module.get_device_interface = compile_hooks.get_device_interface
+_device_module._inductor_backend_init = compile_hooks._inductor_backend_init
 torch.utils.rename_privateuse1_backend("acc")
 torch._register_device_module("acc", _device_module)
 torch.utils.generate_methods_for_privateuse1_backend(

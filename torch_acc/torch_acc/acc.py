@@ -303,19 +303,3 @@ def get_rng_state_all() -> list[torch.Tensor]:
 def set_rng_state_all(new_states: list[torch.Tensor]) -> None:
     for index, state in enumerate(new_states):
         set_rng_state(state, index)
-
-
-def get_device_interface() -> type:
-    """acc's DeviceInterface: PyTorch's hook on the device module, which
-    Dynamo's device registry calls when it first needs acc."""
-    from .registration import device_interface
-
-    return device_interface()
-
-
-def _inductor_backend_init() -> None:
-    """Registers acc's Inductor backend: PyTorch's lazy hook on the device
-    module, which Inductor calls when it first needs acc's backend."""
-    from .registration import register_inductor_backend
-
-    register_inductor_backend()

@@ -15,10 +15,17 @@ Dynamo nor Inductor: Dynamo's device registry asks
 
 import torch
 
-from . import _C  # noqa: F401  (registers the allocator, guard, hooks and kernels)
+from . import (
+    _C,  # noqa: F401  (registers the allocator, guard, hooks and kernels)
+    compile_hooks,
+)
 from . import sealed as _device_module
 
 
+# PyTorch finds sealed's compile-time pieces through these hooks on the device
+# module (see compile_hooks.py for why they are attached, not defined there).
+_device_module.get_device_interface = compile_hooks.get_device_interface
+_device_module._inductor_backend_init = compile_hooks._inductor_backend_init
 torch.utils.rename_privateuse1_backend("sealed")
 torch._register_device_module("sealed", _device_module)
 torch.utils.generate_methods_for_privateuse1_backend(

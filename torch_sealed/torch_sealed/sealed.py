@@ -40,19 +40,3 @@ def set_device(device: torch.device | str | int) -> None:
 # torch_sealed._inductor): the memory of the sealed tensors among the
 # arguments is open for the block.
 _unsealed = _C._unsealed
-
-
-def get_device_interface() -> type:
-    """sealed's DeviceInterface: PyTorch's hook on the device module, which
-    Dynamo's device registry calls when it first needs sealed."""
-    from ._dynamo.device_interface import registered_class
-
-    return registered_class()
-
-
-def _inductor_backend_init() -> None:
-    """Registers sealed's Inductor backend: PyTorch's lazy hook on the device
-    module, called when Inductor first needs sealed's backend."""
-    from ._inductor import register_inductor_backend
-
-    register_inductor_backend()
