@@ -273,42 +273,12 @@ def test_the_corpus_compiles_on_acc_in_host_mode_with_the_cpp_wrapper() -> None:
 
 # -- built-in devices ------------------------------------------------------------
 
-# For the model corpus on cpu: Dynamo's FX graphs, Inductor's generated code
-# (forward and backward) and a digest of the results' bytes, with acc installed
-# (not imported) and autoload on.
+# For the model corpus on cpu, forward and backward (see corpus_report_on_cpu), with
+# acc installed (not imported) and autoload on.
 CORPUS_ON_CPU = """
-import json, torch
-from torch._inductor.utils import run_and_get_code
-from rfc_shared.conformance.corpus import CORPUS, digests as corpus_digests
-
-torch.manual_seed(0)
-report = {}
-for case in CORPUS:
-    if case.name == "second_device":
-        continue  # needs a second device; cpu has one
-    graphs = []
-    def backend(gm, example_inputs):
-        graphs.append(gm.code)
-        from torch._inductor.compile_fx import compile_fx
-        return compile_fx(gm, example_inputs)
-    torch._dynamo.reset()
-    model = case.build()
-    compiled = torch.compile(model, backend=backend, dynamic=case.dynamic or None)
-    digests, codes = [], []
-    for args in case.inputs():
-        args = [a.requires_grad_() if a.is_floating_point() else a for a in args]
-        def step():
-            out = compiled(*args)
-            outs = out if isinstance(out, (tuple, list)) else [out]
-            grads = [o.float().sum() for o in outs if o.requires_grad]
-            if grads:
-                sum(grads).backward()
-            return outs
-        outs, code = run_and_get_code(step)
-        digests += corpus_digests(outs)
-        codes += code
-    report[case.name] = {"fx": graphs, "inductor": codes, "results": digests}
-print(json.dumps(report))
+import json
+from rfc_shared.testing.helpers import corpus_report_on_cpu
+print(json.dumps(corpus_report_on_cpu(backward=True)))
 """
 
 

@@ -9,32 +9,11 @@ from pathlib import Path
 from rfc_shared.testing.helpers import last_json, run_python
 
 
-# For the model corpus on cpu: Dynamo's FX graphs, Inductor's generated code,
-# and a digest of the results' bytes (in ``report``). It follows SNAPSHOT in
-# one script and uses its imports.
+# For the model corpus on cpu (see corpus_report_on_cpu), in ``report``, which
+# the script goes on to fill. It follows SNAPSHOT in one script.
 CORPUS_ON_CPU = """
-from torch._inductor.utils import run_and_get_code
-from rfc_shared.conformance.corpus import CORPUS, digests as corpus_digests
-
-torch.manual_seed(0)
-report = {}
-for case in CORPUS:
-    if case.name == "second_device":
-        continue  # needs a second device; cpu has one
-    graphs = []
-    def backend(gm, example_inputs):
-        graphs.append(gm.code)
-        from torch._inductor.compile_fx import compile_fx
-        return compile_fx(gm, example_inputs)
-    torch._dynamo.reset()
-    model = case.build()
-    compiled = torch.compile(model, backend=backend, dynamic=case.dynamic or None)
-    digests, codes = [], []
-    for args in case.inputs():
-        out, code = run_and_get_code(compiled, *args)
-        digests += corpus_digests(out)
-        codes += code
-    report[case.name] = {"fx": graphs, "inductor": codes, "results": digests}
+from rfc_shared.testing.helpers import corpus_report_on_cpu
+report = corpus_report_on_cpu()
 """
 
 BUILTIN_NAMES = ["cpu", "cuda", "xpu", "mps", "mtia", "tpu", "meta", "hpu", "cuda:0", "xla"]

@@ -131,3 +131,51 @@ def dynamo_report_in_fresh_interpreter(slices: str) -> dict[str, dict[str, objec
         "from rfc_shared.conformance.dynamo_programs import main; main()", slices=slices
     )
     return last_json(done)  # type: ignore[return-value]
+
+
+def corpus_report_on_cpu(backward: bool = False) -> dict[str, dict[str, list[str]]]:
+    """What the invariance tests compare between stock torch and the overlay,
+    for each corpus case on the CPU: Dynamo's FX graphs, Inductor's generated
+    code and a digest of the results' bytes. With ``backward``, floating
+    inputs require grad and each step runs the backward too (its code is
+    compared as well). Run it in a fresh interpreter per side."""
+    import torch
+    from torch._inductor.compile_fx import compile_fx
+    from torch._inductor.utils import run_and_get_code
+
+    from rfc_shared.conformance.corpus import CORPUS, digests
+
+    torch.manual_seed(0)
+    report = {}
+    for case in CORPUS:
+        if case.device_index:
+            continue  # needs a second device; cpu has one
+        graphs: list[str] = []
+
+        def backend(gm, example_inputs, graphs=graphs):
+            graphs.append(gm.code)
+            return compile_fx(gm, example_inputs)
+
+        torch._dynamo.reset()
+        compiled = torch.compile(case.build(), backend=backend, dynamic=case.dynamic or None)
+        results: list[str] = []
+        codes: list[str] = []
+        for args in case.inputs():
+            if backward:
+                args = tuple(a.requires_grad_() if a.is_floating_point() else a for a in args)
+
+            def step(compiled=compiled, args=args):
+                out = compiled(*args)
+                if not backward:
+                    return out
+                outs = out if isinstance(out, (tuple, list)) else [out]
+                grads = [o.float().sum() for o in outs if o.requires_grad]
+                if grads:
+                    sum(grads).backward()
+                return outs
+
+            out, code = run_and_get_code(step)
+            results += digests(out)
+            codes += code
+        report[case.name] = {"fx": graphs, "inductor": codes, "results": results}
+    return report
