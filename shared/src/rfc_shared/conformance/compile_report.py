@@ -20,6 +20,19 @@ from pathlib import Path
 from typing import Any
 
 
+def _outcome(case: str, status: str, e: BaseException) -> dict[str, Any]:
+    """A case's report line for an exception: its innermost cause and where
+    inside torch it was raised."""
+    inner = _innermost_exception(e)
+    return {
+        "case": case,
+        "status": status,
+        "error": type(inner).__name__,
+        "message": first_line(inner)[:300],
+        "site": failure_site(e),
+    }
+
+
 def _innermost_exception(e: BaseException) -> BaseException:
     while e.__cause__ is not None:
         e = e.__cause__
@@ -67,14 +80,7 @@ def compile_case(
     try:
         run(case, device)
     except Exception as e:
-        inner = _innermost_exception(e)
-        return {
-            "case": name,
-            "status": "eager-unsupported",
-            "error": type(inner).__name__,
-            "message": first_line(inner)[:300],
-            "site": failure_site(e),
-        }
+        return _outcome(name, "eager-unsupported", e)
     try:
         want = run(case, "cpu")
         compile_options: dict[str, Any] = {"backend": backend}
@@ -82,14 +88,7 @@ def compile_case(
             compile_options["options"] = options
         assert_same(case, run(case, device, compile_options), want)
     except Exception as e:
-        inner = _innermost_exception(e)
-        return {
-            "case": name,
-            "status": "fail",
-            "error": type(inner).__name__,
-            "message": first_line(inner)[:300],
-            "site": failure_site(e),
-        }
+        return _outcome(name, "fail", e)
     return {"case": name, "status": "ok", "error": None, "message": "", "site": None}
 
 
