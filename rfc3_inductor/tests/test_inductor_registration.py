@@ -330,7 +330,8 @@ def test_flex_attention_compiles_on_acc_with_inductors_triton_templates(queries:
 
     block_mask = create_block_mask(shifted, 1, 1, queries, 128, device="acc")
     acc = [t.detach().to("acc").requires_grad_() for t in (q, k, v)]
-    got = torch.compile(flex_attention)(*acc, block_mask=block_mask)
+    # fullgraph: the device check is no graph break inside flex attention.
+    got = torch.compile(flex_attention, fullgraph=True)(*acc, block_mask=block_mask)
     got.sum().backward()
     torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=1e-5, rtol=1e-5)
     for a, c in zip(acc, leaves, strict=True):
