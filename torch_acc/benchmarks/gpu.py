@@ -123,6 +123,8 @@ WORKLOADS: dict[str, tuple[str, torch.dtype, str]] = {
         "host",
     ),
 }
+#: Steps of a workload under cProfile: where the host's time per step goes.
+HOST_PROFILE_CALLS = 20
 TRAINING_KINDS = ("train", "convnet", "convnet_cl", "masked", "autocast", "flex", "llama")
 WORKLOAD_DEVICES = ("cuda", "acc")
 
@@ -214,10 +216,10 @@ def launch_bound_child(device: str, mode: str) -> dict[str, Any]:
     }
 
 
-def _host_profile(step: Callable[[], torch.Tensor], calls: int = 500) -> str:
+def _host_profile(step: Callable[[], Any], calls: int = 500, top: int = 15) -> str:
     """Where the host's time per call goes (a launch-bound case is host-bound):
-    the functions with the most own time over ``calls`` calls, in microseconds
-    per call."""
+    the ``top`` functions with the most own time over ``calls`` calls, in
+    microseconds per call."""
     import cProfile
     import pstats
 
@@ -228,7 +230,7 @@ def _host_profile(step: Callable[[], torch.Tensor], calls: int = 500) -> str:
     profiler.disable()
     torch.cuda.synchronize()
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
-    rows = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)[:12]
+    rows = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)[:top]
     return "\n".join(
         f"{own / calls * 1e6:8.2f} us {count / calls:5.1f}x  {name} ({Path(file).name}:{line})"
         for (file, line, name), (_, count, own, _, _) in rows
@@ -530,7 +532,13 @@ def workload_child(
     from triton.testing import do_bench
 
     times = [do_bench(step, warmup=50, rep=300, return_mode="median") for _ in range(ROUNDS)]
-    return {**result, "ms": statistics.median(times), "rounds": times, "profile": _profile(step)}
+    return {
+        **result,
+        "ms": statistics.median(times),
+        "rounds": times,
+        "profile": _profile(step),
+        "host_profile": _host_profile(step, calls=HOST_PROFILE_CALLS),
+    }
 
 
 def _profile(step: Callable[[], Any], calls: int = 5) -> str:
@@ -762,6 +770,13 @@ def render(results: dict[str, Any]) -> str:
                 if device in w:
                     lines += [f"\nprofile, {name}, {device} (5 calls):\n```", w[device]["profile"]]
                     lines.append("```")
+                    if "host_profile" in w[device]:  # rows measured before it was kept
+                        lines += [
+                            f"\nhost time per step, {name}, {device} (Python's own time, "
+                            f"top functions, {HOST_PROFILE_CALLS} steps):\n```",
+                            w[device]["host_profile"],
+                            "```",
+                        ]
     for config in ("cuda reduce-overhead", "acc reduce-overhead"):
         if lb is not None:
             lines += [f"\nhost time per call, {config} (own time, top functions):\n```"]
