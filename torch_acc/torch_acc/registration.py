@@ -14,12 +14,23 @@ from types import ModuleType
 from typing import Any
 
 from . import acc
+from ._interface_entry import register_privateuse1_interface
 from ._mode import is_cuda_mode, is_gpu_mode
 
 
-@functools.cache
 def device_interface() -> type:
-    """acc's convention-file interface as a ``DeviceInterface`` subclass."""
+    """acc's convention-file interface as a ``DeviceInterface`` subclass, one
+    class per process."""
+    # Importing Dynamo's registry may register acc's interface by convention,
+    # through torch.acc.get_device_interface(), which calls this function:
+    # import it before the class is made, so the inner call makes the class.
+    import torch._dynamo.device_interface  # noqa: F401
+
+    return _interface_class()
+
+
+@functools.cache
+def _interface_class() -> type:
     from torch._dynamo.device_interface import DeviceInterface as Base
 
     from ._dynamo.device_interface import DeviceInterface as Acc
@@ -33,14 +44,7 @@ def register_device_interface() -> None:
     Uses the PrivateUse1 entry where the torch in use has it, and otherwise the
     existing per-name entry for ``acc`` and each ``acc:<index>``.
     """
-    from torch._dynamo import device_interface as registry
-
-    interface = device_interface()
-    if hasattr(registry, "register_interface_for_device_PrivateUse1"):
-        registry.register_interface_for_device_PrivateUse1("acc", interface)
-        return
-    for name in ["acc", *(f"acc:{i}" for i in range(acc.device_count()))]:
-        registry.register_interface_for_device(name, interface)
+    register_privateuse1_interface("acc", device_interface(), acc.device_count)
 
 
 def ensure_device_interface() -> None:

@@ -52,10 +52,8 @@ def _ensure_device_interface() -> None:
         return  # found through torch.sealed.get_device_interface(), or registered
     except NotImplementedError:
         pass
+    from .. import sealed
     from .._dynamo.device_interface import registered_class
+    from .._interface_entry import register_privateuse1_interface
 
-    interface = registered_class()
-    if hasattr(registry, "register_interface_for_device_PrivateUse1"):
-        registry.register_interface_for_device_PrivateUse1("sealed", interface)
-    else:
-        registry.register_interface_for_device("sealed", interface)
+    register_privateuse1_interface("sealed", registered_class(), sealed.device_count)

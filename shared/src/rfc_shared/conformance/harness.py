@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from rfc_shared.conformance.interface_entry import register_privateuse1_interface
 from rfc_shared.conformance.registry import RegistrySnapshot, clear_derived_caches
 
 
@@ -237,11 +238,7 @@ def register(interface: type) -> None:
     interfaces.get_registered_device_interfaces()
     for key in [k for k in interfaces.device_interfaces if k.split(":")[0] == name]:
         del interfaces.device_interfaces[key]
-    if hasattr(interfaces, "register_interface_for_device_PrivateUse1"):
-        interfaces.register_interface_for_device_PrivateUse1(name, interface)
-    else:
-        for key in [name, *(f"{name}:{i}" for i in range(subject().module.device_count()))]:
-            interfaces.register_interface_for_device(key, interface)
+    register_privateuse1_interface(name, interface, subject().module.device_count)
     clear_derived_caches()  # answers cached from the interface registered before
 
 

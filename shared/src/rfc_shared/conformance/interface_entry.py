@@ -1,0 +1,34 @@
+"""Registering a PrivateUse1 backend's DeviceInterface through the best entry
+the torch in use has.
+
+One file with three users: the conformance harness imports it from here, and
+torch_acc and torch_sealed each ship it as a private module of their own
+(``_interface_entry.py``, a link to this file), so that neither reference
+backend depends on the other or on this project's overlay. It imports only
+torch's registry, when called.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+
+def register_privateuse1_interface(
+    name: str, interface: type, device_count: Callable[[], int]
+) -> None:
+    """Registers ``interface`` for the PrivateUse1 backend ``name``.
+
+    A torch with the PrivateUse1 entry (``register_interface_for_device_PrivateUse1``,
+    the registry core) gets one registration, which serves ``name`` and every
+    ``name:<index>``; any other torch gets its per-name entry for ``name`` and
+    for each of the backend's indices. ``device_count`` is asked only then:
+    asking may initialize the device, which may register an interface by
+    convention first.
+    """
+    from torch._dynamo import device_interface as registry
+
+    if hasattr(registry, "register_interface_for_device_PrivateUse1"):
+        registry.register_interface_for_device_PrivateUse1(name, interface)
+        return
+    for key in [name, *(f"{name}:{i}" for i in range(device_count()))]:
+        registry.register_interface_for_device(key, interface)

@@ -1,0 +1,1 @@
+../../shared/src/rfc_shared/conformance/interface_entry.py
