@@ -6,7 +6,7 @@ interpreter with the overlay off against one with the slices under test.
 One allowance, for the backports: torch 2.15 takes the in-graph Stream and
 Event classes from the registered DeviceInterfaces, where 2.13 and 2.11 name
 cuda's and xpu's (placeholders included, in a build without the device).
-The shared slice's backports bring 2.15's derivation, so on those bases the
+The registry core's backports bring 2.15's derivation, so on those bases the
 classes may be the registered interfaces' instead of the base's list.
 """
 

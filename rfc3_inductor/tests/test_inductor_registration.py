@@ -213,7 +213,7 @@ def test_host_mode_code_calls_cpp_kernels_and_passes_the_device_index() -> None:
 
 @pytest.mark.parametrize("case", CORPUS, ids=lambda c: c.name)
 def test_the_corpus_compiles_on_acc_in_gpu_mode(case) -> None:
-    # Stock torch 2.15 with shared and rfc1 compiles acc's GPU mode too; this
+    # Stock torch 2.15 with registry_core and rfc1 compiles acc's GPU mode too; this
     # checks that rfc3 keeps it so.
     torch._dynamo.reset()
     assert_same(case, run(case, "acc", {"backend": "inductor"}), run(case, "cpu"))

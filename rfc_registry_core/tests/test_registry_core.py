@@ -1,4 +1,4 @@
-"""The shared registry core (the ``shared`` slice's patch) on a renamed
+"""The registry core (the ``registry_core`` slice's patch) on a renamed
 PrivateUse1 backend. Every bad input must error and leave the registry as it
 was."""
 
@@ -13,7 +13,7 @@ import torch
 from rfc_shared.testing.helpers import last_json, run_python
 
 
-pytestmark = pytest.mark.slice("shared")
+pytestmark = pytest.mark.slice("registry_core")
 
 
 def di():

@@ -29,7 +29,7 @@ def _install_demo_slice(site: Path) -> None:
         "SLICE = Slice(\n"
         "    name='demo',\n"
         "    package=__name__,\n"
-        "    requires=('shared',),\n"
+        "    requires=('registry_core',),\n"
         "    title='A throwaway slice',\n"
         ")\n"
     )
@@ -71,7 +71,7 @@ def test_an_installed_slice_joins_the_overlay_the_probe_and_the_matrix(tmp_path:
         env={"PYTHONPATH": str(tmp_path)},
     )
     found = last_json(done)
-    assert found["served"] == ["shared", "demo"]
+    assert found["served"] == ["registry_core", "demo"]
     assert found["patched"] is True
     assert found["column"] == "demo"
     assert found["columns"][0] == "stock" and found["columns"][-1] == "stacked"

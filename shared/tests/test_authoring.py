@@ -37,21 +37,21 @@ def project(tmp_path: Path) -> Path:
 
 def test_refresh_reproduces_the_series_byte_for_byte(project: Path, tmp_path: Path) -> None:
     before = {p.name: p.read_bytes() for p in (project / SERIES).iterdir()}
-    repo = authoring.workspace("shared", tmp_path / "ws", project)
+    repo = authoring.workspace("registry_core", tmp_path / "ws", project)
     assert authoring.git(repo, "tag").split() == ["base", "deps"]
-    authoring.refresh("shared", repo, project)
+    authoring.refresh("registry_core", repo, project)
     assert {p.name: p.read_bytes() for p in (project / SERIES).iterdir()} == before
 
 
 def test_a_commit_in_the_workspace_becomes_the_next_patch(project: Path, tmp_path: Path) -> None:
-    repo = authoring.workspace("shared", tmp_path / "ws", project)
+    repo = authoring.workspace("registry_core", tmp_path / "ws", project)
     utils = repo / "torch" / "_dynamo" / "utils.py"
     utils.write_text(utils.read_text() + "\nAUTHORED_IN_WORKSPACE = True\n")
     with pytest.raises(authoring.AuthoringError, match="uncommitted changes"):
-        authoring.refresh("shared", repo, project)
+        authoring.refresh("registry_core", repo, project)
     authoring.git(repo, "commit", "-qam", "[dynamo] Mark the workspace", identity=True)
     before = len(list((project / SERIES).glob("*.patch")))
-    patches = authoring.refresh("shared", repo, project)
+    patches = authoring.refresh("registry_core", repo, project)
     assert [p.name for p in patches][-1] == f"{before + 1:04d}-dynamo-Mark-the-workspace.patch"
     assert "AUTHORED_IN_WORKSPACE" in patches[-1].read_text()
     assert "index " in patches[-1].read_text()
@@ -61,7 +61,7 @@ def test_workspace_refuses_to_overwrite(project: Path, tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "work").write_text("unsaved")
     with pytest.raises(authoring.AuthoringError, match="exists"):
-        authoring.workspace("shared", tmp_path / "ws", project)
+        authoring.workspace("registry_core", tmp_path / "ws", project)
 
 
 def test_export_is_authored_by_the_exporting_user_and_carries_the_tests(
@@ -69,7 +69,7 @@ def test_export_is_authored_by_the_exporting_user_and_carries_the_tests(
 ) -> None:
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Jane Contributor")
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", "jane@example.com")
-    dest = authoring.export("shared", tmp_path / "out", project)
+    dest = authoring.export("registry_core", tmp_path / "out", project)
     patches = sorted(dest.glob("*.patch"))
     assert all("From: Jane Contributor <jane@example.com>" in p.read_text() for p in patches)
     # Each patch carries its tests and says how to run them; on a backport base
@@ -91,7 +91,7 @@ def test_export_needs_a_git_identity(
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.chdir(tmp_path)
     with pytest.raises(authoring.AuthoringError, match="no git identity"):
-        authoring.export("shared", tmp_path / "out", project)
+        authoring.export("registry_core", tmp_path / "out", project)
 
 
 def test_a_class_that_defines_a_method_twice_is_found() -> None:
@@ -107,7 +107,7 @@ def test_a_class_that_defines_a_method_twice_is_found() -> None:
 def test_materialize_writes_the_patched_tree(tmp_path: Path) -> None:
     out = tmp_path / "tree"
     done = subprocess.run(
-        [sys.executable, "-m", "rfc_shared", "materialize", str(out), "--slices", "shared"],
+        [sys.executable, "-m", "rfc_shared", "materialize", str(out), "--slices", "registry_core"],
         capture_output=True,
         text=True,
         check=True,
@@ -115,7 +115,7 @@ def test_materialize_writes_the_patched_tree(tmp_path: Path) -> None:
     assert "torch/_dynamo/device_interface.py" in done.stdout
     patched = (out / "torch" / "_dynamo" / "device_interface.py").read_text()
     assert "def register_interface_for_device_PrivateUse1(" in patched
-    shared = discover_slices()["shared"]
+    shared = discover_slices()["registry_core"]
     assert shared.version == "0.1.0"
     assert (out / "torch" / "_dynamo" / "utils.py").is_file()
 
@@ -148,12 +148,14 @@ def other_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_series_ports_to_another_base_and_refresh_writes_it(
     project: Path, tmp_path: Path, other_base: Path
 ) -> None:
-    repo = authoring.workspace("shared", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED)
+    repo = authoring.workspace(
+        "registry_core", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED
+    )
     assert "Moved down" in (repo / "torch" / "_dynamo" / "device_interface.py").read_text()
-    authoring.refresh("shared", repo, project, base=OTHER)
+    authoring.refresh("registry_core", repo, project, base=OTHER)
     ported = project / SERIES.parent / OTHER.series_dir_name
     assert (ported / "series").is_file()
-    shared = authoring.source_slices(project, "shared")
+    shared = authoring.source_slices(project, "registry_core")
     assert OTHER in shared[0].bases
     overlay = Overlay.build(shared, other_base)
     patched = overlay.files["torch/_dynamo/device_interface.py"].text
@@ -166,9 +168,11 @@ def test_check_series_applies_each_series_to_its_own_base(
 ) -> None:
     # The scratch project holds the primary series only (no other download).
     monkeypatch.setattr(core, "SLICE", dataclasses.replace(core.SLICE, bases=(INSTALLED,)))
-    repo = authoring.workspace("shared", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED)
-    authoring.refresh("shared", repo, project, base=OTHER)
-    lines = authoring.check_series(project, ["shared"])
+    repo = authoring.workspace(
+        "registry_core", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED
+    )
+    authoring.refresh("registry_core", repo, project, base=OTHER)
+    lines = authoring.check_series(project, ["registry_core"])
     assert [line.split(":")[0] for line in lines] == [str(INSTALLED)] * 2 + [str(OTHER)] * 2
     assert all(" applies (" in line for line in lines)
 
@@ -182,7 +186,9 @@ def test_a_port_stops_on_conflicts_and_says_how_to_go_on(
     changed = line.replace("device]", "str(device)]")
     interface.write_text(interface.read_text().replace(line, changed))
     with pytest.raises(authoring.PortConflictError, match="device_interface.py") as stopped:
-        authoring.workspace("shared", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED)
+        authoring.workspace(
+            "registry_core", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED
+        )
     assert "cherry-pick --continue" in str(stopped.value)
     status = authoring.git(tmp_path / "ws", "status", "--porcelain")
     assert "UU torch/_dynamo/device_interface.py" in status
@@ -193,7 +199,7 @@ def test_a_slice_is_not_ported_before_its_dependencies(
 ) -> None:
     rfc1 = REPO / "rfc1_identity"
     shutil.copytree(rfc1 / "src", project / "rfc1_identity" / "src")
-    with pytest.raises(authoring.AuthoringError, match="needs shared on torch 9.9.9"):
+    with pytest.raises(authoring.AuthoringError, match="needs registry_core on torch 9.9.9"):
         authoring.workspace("rfc1", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED)
 
 
@@ -223,7 +229,7 @@ def test_the_command_line_names_an_unknown_base(tmp_path: Path) -> None:
             "-m",
             "rfc_shared",
             "workspace",
-            "shared",
+            "registry_core",
             "--base",
             "1.0.0",
             "--dest",

@@ -12,7 +12,7 @@ from rfc_shared.testing.helpers import run_python
 
 
 SITES = [
-    "shared.register_privateuse1",
+    "registry_core.register_privateuse1",
     "rfc1.is_gpu",
     "rfc1.gpu_types",
     "rfc1.get_gpu_type",
@@ -84,12 +84,12 @@ def test_on_stock_torch_every_probe_fails_with_evidence_unless_upstream_landed_i
 
 
 def test_the_matrix_runs_each_column_in_its_own_interpreter(tmp_path: Path) -> None:
-    probes = "shared.register_privateuse1,shared.indexed_lookup,rfc1.is_gpu"
+    probes = "registry_core.register_privateuse1,registry_core.indexed_lookup,rfc1.is_gpu"
     markdown = tmp_path / "conformance.md"
     report = conformance(
         "--matrix",
         "--columns",
-        "stock,shared",
+        "stock,registry_core",
         "--probes",
         probes,
         "--format",
@@ -98,12 +98,12 @@ def test_the_matrix_runs_each_column_in_its_own_interpreter(tmp_path: Path) -> N
         str(markdown),
     )
     assert report["probes"] == {
-        "shared.register_privateuse1": {"stock": "fail", "shared": "pass"},
-        "shared.indexed_lookup": {"stock": "fail", "shared": "pass"},
-        "rfc1.is_gpu": {"stock": "fail", "shared": "fail"},
+        "registry_core.register_privateuse1": {"stock": "fail", "registry_core": "pass"},
+        "registry_core.indexed_lookup": {"stock": "fail", "registry_core": "pass"},
+        "rfc1.is_gpu": {"stock": "fail", "registry_core": "fail"},
     }
     table = markdown.read_text()
-    assert "| `shared.indexed_lookup` |" in table and "| stock | shared |" in table
+    assert "| `registry_core.indexed_lookup` |" in table and "| stock | registry_core |" in table
 
 
 def test_the_matrix_probes_columns_at_once_and_keeps_their_order(monkeypatch) -> None:

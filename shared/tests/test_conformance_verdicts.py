@@ -111,8 +111,8 @@ def test_the_verdicts_hold_for_a_backend_that_registers_its_interface_itself(
     # As a backend's compiler module autoloaded by `import torch` does: import
     # Dynamo and register the interface explicitly, in every interpreter.
     probes = [
-        "shared.register_privateuse1",
-        "shared.indexed_lookup",
+        "registry_core.register_privateuse1",
+        "registry_core.indexed_lookup",
         "rfc1.is_gpu",
         "rfc1.device_need_guard",
         "rfc1.multi_processor_count",

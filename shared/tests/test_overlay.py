@@ -54,7 +54,7 @@ def test_patched_module_keeps_its_file_and_shows_patched_source() -> None:
             "traceback": tb,
         }}))
         """,
-        slices="shared",
+        slices="registry_core",
     )
     info = last_json(done)
     expected = str(Path(info["torch_dir"]) / "_dynamo" / "device_interface.py")
@@ -88,11 +88,11 @@ def test_report_names_slices_versions_and_series_hash() -> None:
         from rfc_shared import overlay
         print(json.dumps(overlay.report()))
         """,
-        slices="shared",
+        slices="registry_core",
     )
     report = last_json(done)
     assert report["active"] is True
-    assert report["slices"] == [{"name": "shared", "version": "0.1.0"}]
+    assert report["slices"] == [{"name": "registry_core", "version": "0.1.0"}]
     assert len(report["series_hash"]) == 64
     assert "torch._dynamo.device_interface" in report["modules"]
     assert report["torch"]["git_version"] == installed_torch_base().git_version
@@ -192,7 +192,7 @@ def test_activating_after_torch_was_imported_is_refused() -> None:
         import torch._dynamo.device_interface
         from rfc_shared import overlay
         try:
-            overlay.activate(["shared"])
+            overlay.activate(["registry_core"])
         except overlay.OverlayError as e:
             print(json.dumps(str(e)))
         """,
@@ -211,13 +211,13 @@ CACHE_DIRS = """
 def test_cache_directories_differ_between_stock_and_overlaid(tmp_path: Path) -> None:
     unset: dict[str, str | None] = {"TORCHINDUCTOR_CACHE_DIR": None, "TRITON_CACHE_DIR": None}
     stock = last_json(run_python(CACHE_DIRS, slices="none", env=unset))
-    overlaid = last_json(run_python(CACHE_DIRS, slices="shared", env=unset))
+    overlaid = last_json(run_python(CACHE_DIRS, slices="registry_core", env=unset))
     assert stock[0] != overlaid[0] and stock[1] != overlaid[1]
     assert "_rfc-" in overlaid[0] and overlaid[1].startswith(overlaid[0])
 
     chosen = str(tmp_path / "mine")
     user = last_json(
-        run_python(CACHE_DIRS, slices="shared", env={"TORCHINDUCTOR_CACHE_DIR": chosen})
+        run_python(CACHE_DIRS, slices="registry_core", env={"TORCHINDUCTOR_CACHE_DIR": chosen})
     )
     assert user[0] == chosen
 
@@ -227,7 +227,7 @@ def test_subprocesses_get_the_same_overlay() -> None:
         """
         import json, subprocess, sys
         from rfc_shared import overlay
-        overlay.activate(["shared"])
+        overlay.activate(["registry_core"])
         child = subprocess.run(
             [sys.executable, "-c",
              "import json, torch; from rfc_shared import overlay; "
@@ -237,7 +237,7 @@ def test_subprocesses_get_the_same_overlay() -> None:
         """,
         slices="none",
     )
-    assert last_json(done) == [{"name": "shared", "version": "0.1.0"}]
+    assert last_json(done) == [{"name": "registry_core", "version": "0.1.0"}]
 
 
 def test_bytecode_is_cached_outside_torch_and_a_bad_entry_is_ignored(tmp_path: Path) -> None:
@@ -246,12 +246,12 @@ def test_bytecode_is_cached_outside_torch_and_a_bad_entry_is_ignored(tmp_path: P
         print(hasattr(di, "register_interface_for_device_PrivateUse1"))
     """
     env = {"XDG_CACHE_HOME": str(tmp_path)}
-    assert run_python(code, slices="shared", env=env).stdout.split()[-1] == "True"
+    assert run_python(code, slices="registry_core", env=env).stdout.split()[-1] == "True"
     cached = list((tmp_path / "torch-rfc" / "bytecode").glob("*.bin"))
     assert cached  # one entry per module the slice serves
     for entry in cached:
         entry.write_bytes(b"not bytecode")
-    assert run_python(code, slices="shared", env=env).stdout.split()[-1] == "True"
+    assert run_python(code, slices="registry_core", env=env).stdout.split()[-1] == "True"
 
 
 def test_a_file_a_patch_creates_is_served_as_a_module(tmp_path: Path) -> None:

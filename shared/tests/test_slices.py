@@ -1,3 +1,4 @@
+import re
 from pathlib import Path
 
 import pytest
@@ -8,6 +9,7 @@ from rfc_shared.overlay.slices import (
     BaseMismatchError,
     Slice,
     SliceError,
+    discover_slices,
     for_base,
     resolve,
     stack_order,
@@ -25,18 +27,18 @@ def make(name: str, *requires: str, after: tuple[str, ...] = ()) -> Slice:
 INSTALLED = {
     s.name: s
     for s in (
-        make("shared"),
-        make("rfc1", "shared"),
-        make("rfc2", "shared", after=("rfc1",)),
-        make("rfc3", "shared", "rfc1", after=("rfc2",)),
-        make("lazy_reg", "shared", after=("rfc3",)),
-        make("backend_feature", "shared", "rfc1", after=("lazy_reg",)),
+        make("registry_core"),
+        make("rfc1", "registry_core"),
+        make("rfc2", "registry_core", after=("rfc1",)),
+        make("rfc3", "registry_core", "rfc1", after=("rfc2",)),
+        make("lazy_reg", "registry_core", after=("rfc3",)),
+        make("backend_feature", "registry_core", "rfc1", after=("lazy_reg",)),
     )
 }
 
 
 def test_selection_adds_dependencies_in_stack_order() -> None:
-    assert [s.name for s in resolve(["rfc3"], INSTALLED)] == ["shared", "rfc1", "rfc3"]
+    assert [s.name for s in resolve(["rfc3"], INSTALLED)] == ["registry_core", "rfc1", "rfc3"]
     assert [s.name for s in resolve(None, INSTALLED)] == list(INSTALLED)
 
 
@@ -51,16 +53,16 @@ def test_stack_after_orders_independent_slices_only_when_both_apply() -> None:
 
 
 def test_unknown_and_missing_slices_are_named() -> None:
-    with pytest.raises(SliceError, match=r"'rfc9' is not installed \(installed: shared"):
+    with pytest.raises(SliceError, match=r"'rfc9' is not installed \(installed: registry_core"):
         resolve(["rfc9"], INSTALLED)
-    partial = {"shared": make("shared"), "rfc3": make("rfc3", "rfc1")}
+    partial = {"registry_core": make("registry_core"), "rfc3": make("rfc3", "rfc1")}
     with pytest.raises(SliceError, match="'rfc3' requires slice 'rfc1'"):
         resolve(["rfc3"], partial)
 
 
 def test_cycles_are_an_error() -> None:
     with pytest.raises(SliceError, match="cycle"):
-        stack_order([make("shared"), make("a", "b"), make("b", "a")])
+        stack_order([make("registry_core"), make("a", "b"), make("b", "a")])
     with pytest.raises(SliceError, match="cycle"):
         stack_order([make("a", after=("b",)), make("b", after=("a",))])
 
@@ -94,3 +96,17 @@ def test_series_file_must_match_the_folder(slices_root: Path) -> None:
     (folder / "series").unlink()
     with pytest.raises(SliceError, match="series is missing"):
         s.series(OLDER)
+
+
+def test_each_slice_is_named_after_its_folder() -> None:
+    """One naming rule: a slice's key (its nox session, its TORCH_RFC_SLICES
+    value) is its folder's name after ``rfc``: the number for a numbered RFC
+    (rfc1_identity: rfc1), the topic otherwise (rfc_lazy_reg: lazy_reg); a
+    follow-up series declared in the same folder adds ``_followup``."""
+    installed = discover_slices()
+    assert installed
+    for key, found in installed.items():
+        number = re.fullmatch(r"rfc(\d+)_\w+", found.package)
+        stem = f"rfc{number[1]}" if number else found.package.removeprefix("rfc_")
+        want = stem + ("_followup" if found.patches_folder == "followup" else "")
+        assert key == want, f"{found.package}: slice {key!r}; the naming rule gives {want!r}"

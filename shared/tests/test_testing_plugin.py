@@ -19,11 +19,11 @@ PLUGIN = ("-p", "rfc_shared.testing.plugin")
 MARKED = """
     import pytest
 
-    @pytest.mark.slice("shared")
+    @pytest.mark.slice("registry_core")
     def test_passes_without_the_slice():
         pass
 
-    @pytest.mark.slice("shared")
+    @pytest.mark.slice("registry_core")
     def test_needs_the_slice():
         import torch._dynamo.device_interface as di
         assert hasattr(di, "register_interface_for_device_PrivateUse1")
@@ -40,13 +40,15 @@ def test_control_fails_a_slice_test_that_passes_on_stock_torch(
     pytester.makepyfile(MARKED)
     result = pytester.runpytest_subprocess(*PLUGIN, "--control", "-rA")
     result.assert_outcomes(failed=1, xfailed=1, deselected=1)
-    result.stdout.fnmatch_lines(["*passed on stock torch: it does not exercise slice 'shared'*"])
+    result.stdout.fnmatch_lines(
+        ["*passed on stock torch: it does not exercise slice 'registry_core'*"]
+    )
 
 
 def test_control_refuses_to_run_on_an_overlaid_torch(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(selection.ENV, "shared")
+    monkeypatch.setenv(selection.ENV, "registry_core")
     pytester.makepyfile(MARKED)
     result = pytester.runpytest_subprocess(*PLUGIN, "--control")
     assert result.ret != 0
@@ -61,14 +63,14 @@ def test_a_slice_test_fails_when_its_slice_is_not_active(
     result = pytester.runpytest_subprocess(*PLUGIN)
     result.assert_outcomes(passed=1, errors=2)
     result.stdout.fnmatch_lines(
-        ["*this test needs slice 'shared'; the overlay serves stock torch*"]
+        ["*this test needs slice 'registry_core'; the overlay serves stock torch*"]
     )
 
 
 def test_each_test_gets_the_registry_and_a_cache_dir_of_its_own(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(selection.ENV, "shared")
+    monkeypatch.setenv(selection.ENV, "registry_core")
     pytester.makepyfile(
         """
         import os

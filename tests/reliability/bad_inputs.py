@@ -201,9 +201,9 @@ def _build_overlay(patch: str, base: TorchBase | None = None) -> None:
         text = patch or format_patch(
             "torch/_dynamo/utils.py", "no such line\n", "a changed line\n", "Stale context"
         )
-        shared = discover_slices()["shared"]  # every slice builds on it
+        core = discover_slices()["registry_core"]  # every slice builds on it
         base = installed_torch_base() if base is None else base
-        Overlay.build([shared, write_slice(Path(root), "mine", [text], base=base)])
+        Overlay.build([core, write_slice(Path(root), "mine", [text], base=base)])
 
 
 @contextlib.contextmanager
@@ -273,7 +273,7 @@ def _interface_of_unregistered_acc() -> None:
 
 
 MISTAKES: tuple[Mistake, ...] = (
-    # shared: the PrivateUse1 registration entry
+    # registry_core: the PrivateUse1 registration entry
     Mistake(
         "register_interface_for_device_PrivateUse1",
         "device is not a str or torch.device",

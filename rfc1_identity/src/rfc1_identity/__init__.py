@@ -12,7 +12,7 @@ from rfc_shared.overlay.slices import Slice
 SLICE = Slice(
     name="rfc1",
     package=__name__,
-    requires=("shared",),
+    requires=("registry_core",),
     title="Device identity and capability through the DeviceInterface registry",
     issue="#189135",
     summary="device identity and capability: `is_gpu`, `GPU_TYPES`, `has_triton`, ...",

@@ -12,7 +12,7 @@ from rfc_shared.overlay.slices import Slice
 SLICE = Slice(
     name="rfc2",
     package=__name__,
-    requires=("shared",),
+    requires=("registry_core",),
     stack_after=("rfc1",),
     title="Dynamo traces PrivateUse1 streams, events, runtime calls and tensor classes",
     issue="#189136",

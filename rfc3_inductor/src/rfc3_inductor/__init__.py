@@ -14,7 +14,7 @@ from rfc_shared.overlay.slices import Slice
 SLICE = Slice(
     name="rfc3",
     package=__name__,
-    requires=("shared", "rfc1"),
+    requires=("registry_core", "rfc1"),
     stack_after=("rfc2",),
     title="Inductor discovers, configures, compiles and runs a PrivateUse1 backend",
     issue="#189137",
@@ -27,7 +27,7 @@ SLICE = Slice(
 FOLLOWUP = Slice(
     name="rfc3_followup",
     package=__name__,
-    requires=("shared", "rfc1", "rfc3"),
+    requires=("registry_core", "rfc1", "rfc3"),
     title="Beyond the RFC's asks: what a PrivateUse1 backend met compiling with Inductor",
     patches_folder="followup",
     issue="beyond #189137",

@@ -12,7 +12,7 @@ from rfc_shared.overlay.slices import Slice
 SLICE = Slice(
     name="backend_feature",
     package=__name__,
-    requires=("shared", "rfc1"),
+    requires=("registry_core", "rfc1"),
     stack_after=("lazy_reg",),
     title="BackendFeature as the framework-wide capability interface",
     issue="#191317",

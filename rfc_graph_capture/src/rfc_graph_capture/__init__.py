@@ -15,7 +15,7 @@ from rfc_shared.overlay.slices import Slice
 SLICE = Slice(
     name="graph_capture",
     package=__name__,
-    requires=("shared", "rfc1"),
+    requires=("registry_core", "rfc1"),
     stack_after=("backend_feature",),
     title='Graph capture (mode="reduce-overhead") through the DeviceInterface registry',
     issue="beyond the seed, #193803",

@@ -12,7 +12,7 @@ from rfc_shared.overlay.slices import Slice
 SLICE = Slice(
     name="lazy_reg",
     package=__name__,
-    requires=("shared",),
+    requires=("registry_core",),
     stack_after=("rfc3", "rfc3_followup"),
     title="Convention-based lazy registration of a PrivateUse1 DeviceInterface",
     issue="#191314",

@@ -1,4 +1,4 @@
-"""Slice ``shared`` (pytorch/pytorch#189138): the registry core.
+"""Slice ``registry_core`` (pytorch/pytorch#189138): the registry core.
 
 The PrivateUse1 registration primitive in ``torch/_dynamo/device_interface.py``
 that every other slice builds on.
@@ -11,7 +11,7 @@ from rfc_shared.overlay.slices import Slice
 
 
 SLICE = Slice(
-    name="shared",
+    name="registry_core",
     package=__name__,
     title="PrivateUse1 registration primitive in the DeviceInterface registry",
     issue="#189138",

@@ -1,4 +1,4 @@
-"""Conformance probes of slice ``shared``."""
+"""Conformance probes of slice ``registry_core``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from rfc_shared.conformance.harness import (
 from rfc_shared.conformance.probes import probe
 
 
-@probe("shared.register_privateuse1", "PrivateUse1 entry: validates, never clobbers")
+@probe("registry_core.register_privateuse1", "PrivateUse1 entry: validates, never clobbers")
 def _register_privateuse1() -> str:
     interfaces = registry()
     entry = require(interfaces, "register_interface_for_device_PrivateUse1", "device_interface")
@@ -47,7 +47,7 @@ def _register_privateuse1() -> str:
     )
 
 
-@probe("shared.indexed_lookup", "get_interface_for_device resolves indexed names")
+@probe("registry_core.indexed_lookup", "get_interface_for_device resolves indexed names")
 def _indexed_lookup() -> str:
     interfaces = registry()
     name = subject().name
