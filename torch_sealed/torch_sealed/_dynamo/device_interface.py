@@ -23,11 +23,20 @@ class DeviceInterface:
     set_device = staticmethod(sealed.set_device)
 
 
-@functools.cache
 def registered_class() -> type:
     """The interface as a ``torch._dynamo.device_interface.DeviceInterface``
-    subclass, what the registry takes (this imports Dynamo). Cached: one
-    class, whichever path registers it."""
+    subclass, what the registry takes (this imports Dynamo). One class,
+    whichever path registers it."""
+    # Importing Dynamo's registry may register sealed's interface by
+    # convention, through torch.sealed.get_device_interface(), which calls
+    # this function: import it first, so the inner call makes the class.
+    import torch._dynamo.device_interface  # noqa: F401
+
+    return _interface_class()
+
+
+@functools.cache
+def _interface_class() -> type:
     from torch._dynamo.device_interface import DeviceInterface as Base
 
     return type("SealedInterface", (DeviceInterface, Base), {"__module__": __name__})
