@@ -16,7 +16,8 @@
 #   --workloads (texts of row names, alternatives separated by |) and --warm (compile
 #   processes at a time before the timed runs; default: the cores / 2);
 #   ACC_WHEEL: a torch_acc wheel an earlier run built (RESULTS_DIR/wheel/), installed
-#   instead of building again;
+#   instead of building again when its extension's sources are this tree's (the digest
+#   beside it says); this tree's Python files replace the wheel's;
 #   merge the bench.json files of several runs with
 #     python torch_acc/benchmarks/gpu.py --render A.json B.json)
 set -euo pipefail
@@ -47,13 +48,27 @@ if compgen -G "$WHEELHOUSE/transformers-*.whl" >/dev/null; then
   step "installing transformers (the Hugging Face rows)"
   pip_install transformers || step "transformers could not be installed: its rows will fail"
 fi
+# The extension's sources, as one digest: a reused wheel must have been built from these.
+csrc_digest() { (cd "$ROOT/torch_acc" && find csrc setup.py -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1); }
 if [ -n "${ACC_WHEEL:-}" ]; then
-  step "installing torch_acc from $ACC_WHEEL"
+  built_from=$(cat "$ACC_WHEEL.csrc-sha256" 2>/dev/null || echo unknown)
+  if [ "$built_from" != "$(csrc_digest)" ]; then
+    echo "error: $ACC_WHEEL was not built from this tree's torch_acc/csrc (its $ACC_WHEEL.csrc-sha256: $built_from); build again without ACC_WHEEL" >&2
+    exit 2
+  fi
+  step "installing torch_acc from $ACC_WHEEL, with this tree's Python files"
   pip_install --no-deps --force-reinstall "$ACC_WHEEL"
+  # Only the extension is reused: the Python packages are copied from this
+  # tree over the wheel's (links followed, as the wheel materializes them).
+  for package in torch_acc torch_acc_triton; do
+    installed=$($PY -c "import importlib.util as u; print(u.find_spec('$package').submodule_search_locations[0])")
+    cp -rL "$ROOT/torch_acc/$package/." "$installed/"
+  done
 else
   step "building torch_acc with CUDA ($(nproc) jobs)"
   MAX_JOBS=$(nproc) $PY -m pip wheel -q --no-index --find-links "$WHEELHOUSE" --no-deps \
     --no-build-isolation -w "$RESULTS/wheel" "$ROOT/torch_acc"
+  for wheel in "$RESULTS"/wheel/torch_acc-*.whl; do csrc_digest > "$wheel.csrc-sha256"; done
   pip_install --no-deps --force-reinstall "$RESULTS"/wheel/torch_acc-*.whl
 fi
 

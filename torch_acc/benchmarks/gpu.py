@@ -5,7 +5,9 @@ function is compiled once for ``cuda`` and once for ``acc`` (acc:i is CUDA
 device i under another name), checked equal, and timed with
 ``triton.testing.do_bench`` medians on fresh inputs after warm-up, in
 alternating rounds. Then one buffer allocation through each wrapper's fast
-allocator. Then a launch-bound case (many small kernels) under
+allocator, and the host's time per call of the ATen calls compiled graphs
+make outside Triton (each device in a process of its own). Then a
+launch-bound case (many small kernels) under
 ``mode="reduce-overhead"``: cuda and acc recorded as CUDA graphs, and both
 without graphs, each configuration in a process of its own. Then real
 workloads, each device in a process of its own: the corpus's transformer block
@@ -184,6 +186,70 @@ def bench_allocation() -> dict[str, float]:
     out = {k: statistics.median(v) for k, v in results.items()}
     out["ratio"] = out["acc_fast_us"] / out["cuda_fast_us"]
     return out
+
+
+# The ATen calls a compiled graph makes outside Triton (the products, with and
+# without out=), an allocation, and two calls that launch nothing: a view (the
+# dispatcher's own cost) and a product with an empty result (all of a product's
+# host work but cuBLAS's).
+EXTERN_CALLS = (
+    "view",
+    "empty_strided",
+    "mm out=, empty result",
+    "mm",
+    "mm out=",
+    "addmm",
+    "bmm out=",
+    "add",
+)
+
+
+def extern_calls_child(device: str) -> dict[str, float]:
+    """Microseconds of wall clock per call of each of ``EXTERN_CALLS`` at a
+    small size, where the host's time decides, in this process alone."""
+    from torch.utils.benchmark import Timer
+
+    if device == "acc":
+        import torch_acc  # noqa: F401
+
+    a, b, c, bias = (torch.randn(64, 64, dtype=torch.bfloat16).to(device) for _ in range(4))
+    empty_a, empty_out = torch.empty(0, 64, device=device), torch.empty(0, 64, device=device)
+    fp32 = torch.randn(64, 64).to(device)
+    a3, b3, c3 = (torch.randn(4, 64, 64, dtype=torch.bfloat16).to(device) for _ in range(3))
+    statements: dict[str, Callable[[], Any]] = {
+        "view": lambda: a.view(4096),
+        "empty_strided": lambda: torch.empty_strided((4096,), (1,), device=device),
+        "mm out=, empty result": lambda: torch.mm(empty_a, fp32, out=empty_out),
+        "mm": lambda: torch.mm(a, b),
+        "mm out=": lambda: torch.mm(a, b, out=c),
+        "addmm": lambda: torch.addmm(bias, a, b),
+        "bmm out=": lambda: torch.bmm(a3, b3, out=c3),
+        "add": lambda: torch.add(a, b),
+    }
+    results: dict[str, list[float]] = {}
+    for _ in range(ROUNDS):
+        for name, stmt in statements.items():
+            timer = Timer("stmt()", globals={"stmt": stmt})  # synchronizes around each block
+            results.setdefault(name, []).append(timer.blocked_autorange(min_run_time=0.5).median)
+    return {name: statistics.median(times) * 1e6 for name, times in results.items()}
+
+
+def bench_extern_calls() -> dict[str, Any]:
+    """Each device's calls in its own process; acc/cuda per call."""
+    runs = {}
+    for device in WORKLOAD_DEVICES:
+        print(f"[bench] extern calls {device} ...", file=sys.stderr, flush=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--extern-calls-child", device],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "TORCH_ACC_MODE": "cuda"},
+        )
+        if done.returncode:
+            raise RuntimeError(f"extern calls on {device} failed:\n{done.stderr}")
+        runs[device] = json.loads(done.stdout.strip().splitlines()[-1])
+    return runs
 
 
 def launch_bound_child(device: str, mode: str) -> dict[str, Any]:
@@ -663,7 +729,7 @@ def versions() -> dict[str, str]:
     }
 
 
-SECTIONS = ("kernels", "allocation", "launch-bound", "workloads")
+SECTIONS = ("kernels", "allocation", "extern-calls", "launch-bound", "workloads")
 
 
 def measure(
@@ -686,6 +752,9 @@ def measure(
     if "allocation" in sections:
         print("[bench] allocation ...", file=sys.stderr, flush=True)
         results["allocation"] = bench_allocation()
+        save(results)
+    if "extern-calls" in sections:
+        results["extern_calls"] = bench_extern_calls()
         save(results)
     if "launch-bound" in sections:
         results["launch_bound"] = bench_launch_bound()
@@ -723,6 +792,17 @@ def render(results: dict[str, Any]) -> str:
             f"{a['cuda_fast_us']:.2f} us, acc/cuda {a['ratio']:.3f} (goal <= 1.2: {met}); "
             f"acc generic empty_strided {a['acc_generic_us']:.2f} us"
         )
+    calls = results.get("extern_calls")
+    if calls is not None:
+        lines += [
+            "",
+            "| call, 64x64 bf16, each device in its own process | cuda us | acc us "
+            "| acc - cuda us |",
+            "|---|---|---|---|",
+        ]
+        for name in EXTERN_CALLS:
+            cuda_us, acc_us = calls["cuda"][name], calls["acc"][name]
+            lines.append(f"| {name} | {cuda_us:.2f} | {acc_us:.2f} | {acc_us - cuda_us:+.2f} |")
     lb = results.get("launch_bound")
     if lb is not None:
         met = "met" if lb["ratio"] >= 0.95 else "MISSED"
@@ -836,6 +916,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--launch-bound-child", nargs=2, metavar=("DEVICE", "MODE"), help=argparse.SUPPRESS
     )
+    parser.add_argument("--extern-calls-child", metavar="DEVICE", help=argparse.SUPPRESS)
     parser.add_argument(
         "--workload-child", nargs=2, metavar=("NAME", "DEVICE"), help=argparse.SUPPRESS
     )
@@ -854,6 +935,9 @@ def main(argv: list[str] | None = None) -> int:
     # accelerator per process").
     if args.launch_bound_child:
         print(json.dumps(launch_bound_child(*args.launch_bound_child)))
+        return 0
+    if args.extern_calls_child:
+        print(json.dumps(extern_calls_child(args.extern_calls_child)))
         return 0
     if args.workload_child:
         print(
