@@ -189,9 +189,10 @@ def bench_allocation() -> dict[str, float]:
 
 
 # The ATen calls a compiled graph makes outside Triton (the products, with and
-# without out=), an allocation, and two calls that launch nothing: a view (the
+# without out=, and the fused attention op a graph with a Hugging Face padding
+# mask calls), an allocation, and two calls that launch nothing: a view (the
 # dispatcher's own cost) and a product with an empty result (all of a product's
-# host work but cuBLAS's).
+# host work but cuBLAS's). Eager attention adds the choice of kernel.
 EXTERN_CALLS = (
     "view",
     "empty_strided",
@@ -201,7 +202,35 @@ EXTERN_CALLS = (
     "addmm",
     "bmm out=",
     "add",
+    "attention op, padding mask",
+    "eager sdpa, padding mask",
 )
+
+
+def _attention_op_call(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor
+) -> Callable[[], Any]:
+    """The fused attention op SDPA picks for these inputs on their device
+    (the op a compiled graph calls), as a call with the same arguments."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    calls: list[tuple[Any, tuple, dict]] = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+            if "scaled_dot_product" in func.__name__:
+                calls.append((func, args, kwargs or {}))
+            return func(*args, **(kwargs or {}))
+
+    with Record():
+        torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    op, args, kwargs = calls[0]
+
+    def call() -> Any:
+        with torch.no_grad():  # as in a compiled graph, which autograd wraps whole
+            return op(*args, **kwargs)
+
+    return call
 
 
 def extern_calls_child(device: str) -> dict[str, float]:
@@ -216,6 +245,13 @@ def extern_calls_child(device: str) -> dict[str, float]:
     empty_a, empty_out = torch.empty(0, 64, device=device), torch.empty(0, 64, device=device)
     fp32 = torch.randn(64, 64).to(device)
     a3, b3, c3 = (torch.randn(4, 64, 64, dtype=torch.bfloat16).to(device) for _ in range(3))
+    # The host-bound Hugging Face row's attention: (B, H, S, D) with a (B, 1, S, S) mask; the
+    # inputs need a gradient, as in training, so the op computes what the backward reads.
+    q, k, v = (
+        torch.randn(4, 4, 128, 64, dtype=torch.bfloat16).to(device).requires_grad_()
+        for _ in range(3)
+    )
+    mask = torch.ones(4, 1, 128, 128, dtype=torch.bool).tril().to(device)
     statements: dict[str, Callable[[], Any]] = {
         "view": lambda: a.view(4096),
         "empty_strided": lambda: torch.empty_strided((4096,), (1,), device=device),
@@ -225,6 +261,10 @@ def extern_calls_child(device: str) -> dict[str, float]:
         "addmm": lambda: torch.addmm(bias, a, b),
         "bmm out=": lambda: torch.bmm(a3, b3, out=c3),
         "add": lambda: torch.add(a, b),
+        "attention op, padding mask": _attention_op_call(q, k, v, mask),
+        "eager sdpa, padding mask": lambda: torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask
+        ),
     }
     results: dict[str, list[float]] = {}
     for _ in range(ROUNDS):
