@@ -27,6 +27,7 @@ from provision import (
     BACKENDS,
     BACKPORTS,
     ENGINE,
+    GPU_BASES,
     PIP_ENV,
     PRIMARY,
     ROOT,
@@ -67,6 +68,7 @@ nox.options.sessions = [
     "sealed",
     # Before docs: the docs show each base's conformance matrix.
     *(f"backport-{b.version}" for b in BACKPORTS),
+    *(f"carried-{b.version}" for b in GPU_BASES),
     "docs",
 ]
 
@@ -75,7 +77,7 @@ nox.options.sessions = [
 def prepare(session: nox.Session) -> None:
     """Every base's environment and backend wheels, made side by side."""
     # While the primary's torch downloads, a backport's installs and its backends build.
-    bases = (PRIMARY, *BACKPORTS)
+    bases = (PRIMARY, *BACKPORTS, *GPU_BASES)
     with ThreadPoolExecutor(max_workers=len(bases)) as pool:
         for made in [pool.submit(prepare_environment, session, base) for base in bases]:
             made.result()
@@ -170,6 +172,27 @@ def _backport_session(base: Base) -> None:
 
 for _base in BACKPORTS:
     _backport_session(_base)
+
+
+def _carried_session(base: Base) -> None:
+    """Session ``carried-<version>`` for a GPU image's base, on the CPU."""
+
+    def run(session: nox.Session) -> None:
+        py = prepare_environment(session, base)
+        _check_overlay(session, py, "all")
+        carried = _upstream_tests(session, py, "all")
+        _pytest(session, py, *carried, *AS_UPSTREAM, slices="all")
+        _pytest(session, py, "--control", *carried, *AS_UPSTREAM, slices="none")
+
+    run.__doc__ = (
+        f"The torch {base.version} series (the GPU image's) on the CPU: their tests, "
+        "stacked, then failing on stock."
+    )
+    nox.session(name=f"carried-{base.version}")(run)
+
+
+for _base in GPU_BASES:
+    _carried_session(_base)
 
 
 @nox.session

@@ -45,6 +45,7 @@ class Base:
 
     version: str
     requirements: tuple[str, ...]
+    role: str
 
     @property
     def env(self) -> Path:
@@ -68,17 +69,20 @@ def _engine_bases() -> ModuleType:
 
 
 def installed_bases() -> tuple[Base, ...]:
-    """The bases nox installs, primary first: the primary and the backports the
-    engine reads from ``bases.toml``."""
+    """The bases nox installs, primary first: those the engine reads from
+    ``bases.toml`` with requirements (the primary, the backports, and a GPU
+    image's base that names its CPU-runnable wheel)."""
     return tuple(
-        Base(b.version, b.requirements)
+        Base(b.version, b.requirements, b.role)
         for b in _engine_bases().KNOWN_BASES
-        if b.role in ("primary", "backport")
+        if b.requirements
     )
 
 
-PRIMARY, *_backports = installed_bases()
-BACKPORTS: tuple[Base, ...] = tuple(_backports)
+PRIMARY, *_others = installed_bases()
+BACKPORTS: tuple[Base, ...] = tuple(b for b in _others if b.role == "backport")
+# The GPU image's bases, run on the CPU too: the tests their series carry.
+GPU_BASES: tuple[Base, ...] = tuple(b for b in _others if b.role == "gpu")
 
 
 def project_folders() -> dict[str, Path]:
@@ -134,8 +138,9 @@ def prepare_environment(session: nox.Session, base: Base = PRIMARY) -> str:
     else:
         session.log(f"reusing {base.env.relative_to(ROOT)} (packages unchanged)")
     # After the project's packages: a stale overlay package must not meet a
-    # current one in the backends' builds.
-    for backend in BACKENDS:
+    # current one in the backends' builds. A GPU image's base builds acc over
+    # CUDA there (tools/gpu_run.sh); its CPU run needs no backend.
+    for backend in BACKENDS if base.role != "gpu" else ():
         wheel = _backend_wheel(session, base, backend)
         if done.get(backend.name) != str(wheel):
             _pip(session, base, "--force-reinstall", "--no-deps", str(wheel))

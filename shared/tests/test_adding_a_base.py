@@ -67,7 +67,8 @@ def test_the_file_names_one_primary(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("nox") is None, reason="nox is not installed")
 def test_nox_gains_the_backport_session(tmp_path: Path) -> None:
-    """The noxfile reads the same file: a backport base gets its session."""
+    """The noxfile reads the same file: a backport base gets its session, and
+    so does a GPU image's base with requirements."""
     shutil.copy(ROOT / "noxfile.py", tmp_path)
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
     (tmp_path / "tools").mkdir()
@@ -85,3 +86,6 @@ def test_nox_gains_the_backport_session(tmp_path: Path) -> None:
     assert "backport-2.16.0" in listed
     for known in base.KNOWN_BASES:
         assert (f"backport-{known.version}" in listed) == (known.role == "backport")
+        # A GPU image's base that names a CPU-runnable wheel runs its series' tests.
+        carried = known.role == "gpu" and bool(known.requirements)
+        assert (f"carried-{known.version}" in listed) == carried
