@@ -610,6 +610,7 @@ def workload_child(
     workload, and reports its output's norm (checked against the other
     device's) and whether max-autotune picked a Triton template.
     ``compile_only``: stop after the first call (it fills the compile caches)."""
+    from torch._dynamo.utils import counters
     from torch._inductor.utils import run_and_get_code
 
     kind, dtype, size = WORKLOADS[name]
@@ -627,11 +628,18 @@ def workload_child(
         with grad:
             return compiled(*inputs)
 
+    started = time.perf_counter()
     out, codes = run_and_get_code(step)
     first = out[0] if isinstance(out, tuple) else out  # a training step's loss
     result: dict[str, Any] = {
         "norm": first.float().norm().item(),
         "triton_template": any("triton_tem_" in code for code in codes),
+        # The first call compiles, or finds its graphs in the caches an
+        # earlier process (--warm) filled: what a child's time goes to.
+        "first_call_s": time.perf_counter() - started,
+        "fx_graph_cache": {
+            k: counters["inductor"][f"fxgraph_cache_{k}"] for k in ("hit", "miss", "bypass")
+        },
     }
     if dry_run or compile_only:
         return result
@@ -865,18 +873,19 @@ def render(results: dict[str, Any]) -> str:
         lines += [
             "",
             "| workload, each device in its own process | cuda compiled ms | acc compiled ms "
-            "| cuda/acc | goal >= 0.95 | Triton template picked (cuda, acc) |",
-            "|---|---|---|---|---|---|",
+            "| cuda/acc | goal >= 0.95 | Triton template picked (cuda, acc) "
+            "| first call s, FX graph cache hit/miss (cuda; acc) |",
+            "|---|---|---|---|---|---|---|",
         ]
     for name, w in workloads.items():
         if "error" in w:
-            lines.append(f"| {name} | | | | FAILED: {w['error']} | |")
+            lines.append(f"| {name} | | | | FAILED: {w['error']} | | |")
             continue
         met = "met" if w["ratio"] >= 0.95 else "MISSED"
         templates = f"{w['cuda']['triton_template']}, {w['acc']['triton_template']}"
         lines.append(
             f"| {name} | {w['cuda']['ms']:.3f} | {w['acc']['ms']:.3f} | {w['ratio']:.3f} "
-            f"| {met} | {templates} |"
+            f"| {met} | {templates} | {_first_calls(w)} |"
         )
     if workloads:
         failed = [name for name, w in workloads.items() if "error" in w]
@@ -902,6 +911,18 @@ def render(results: dict[str, Any]) -> str:
             lines += [f"\nhost time per call, {config} (own time, top functions):\n```"]
             lines += [lb[config]["profile"], "```"]
     return "\n".join(lines)
+
+
+def _first_calls(row: dict[str, Any]) -> str:
+    """Each device's first call and its FX graph cache counts (rows measured
+    before they were kept have none)."""
+    parts = []
+    for device in WORKLOAD_DEVICES:
+        run = row[device]
+        if "first_call_s" in run:
+            cache = run["fx_graph_cache"]
+            parts.append(f"{run['first_call_s']:.1f}, {cache['hit']}/{cache['miss']}")
+    return "; ".join(parts)
 
 
 def merge(paths: list[Path]) -> dict[str, Any]:
