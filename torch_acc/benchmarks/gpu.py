@@ -278,18 +278,24 @@ def bench_extern_calls() -> dict[str, Any]:
     """Each device's calls in its own process; acc/cuda per call."""
     runs = {}
     for device in WORKLOAD_DEVICES:
-        print(f"[bench] extern calls {device} ...", file=sys.stderr, flush=True)
-        done = subprocess.run(
-            [sys.executable, __file__, "--extern-calls-child", device],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env={**os.environ, "TORCH_ACC_MODE": "cuda"},
-        )
-        if done.returncode:
-            raise RuntimeError(f"extern calls on {device} failed:\n{done.stderr}")
-        runs[device] = json.loads(done.stdout.strip().splitlines()[-1])
+        runs[device] = _child_result(f"extern calls {device}", "--extern-calls-child", device)
     return runs
+
+
+def _child_result(what: str, *args: str, timeout: int = 900) -> Any:
+    """The JSON a child of this script prints last, run with ``args`` in a
+    process of its own with acc over CUDA memory."""
+    print(f"[bench] {what} ...", file=sys.stderr, flush=True)
+    done = subprocess.run(
+        [sys.executable, __file__, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "TORCH_ACC_MODE": "cuda"},
+    )
+    if done.returncode:
+        raise RuntimeError(f"{what} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def launch_bound_child(device: str, mode: str) -> dict[str, Any]:
@@ -347,17 +353,9 @@ def bench_launch_bound() -> dict[str, Any]:
     """Each configuration of the launch-bound case in its own process."""
     results: dict[str, Any] = {}
     for device, mode in LAUNCH_BOUND_CONFIGS:
-        print(f"[bench] launch-bound {device} {mode} ...", file=sys.stderr, flush=True)
-        done = subprocess.run(
-            [sys.executable, __file__, "--launch-bound-child", device, mode],
-            capture_output=True,
-            text=True,
-            timeout=900,
-            env={**os.environ, "TORCH_ACC_MODE": "cuda"},
+        results[f"{device} {mode}"] = _child_result(
+            f"launch-bound {device} {mode}", "--launch-bound-child", device, mode
         )
-        if done.returncode:
-            raise RuntimeError(f"launch-bound {device} {mode} failed:\n{done.stderr}")
-        results[f"{device} {mode}"] = json.loads(done.stdout.strip().splitlines()[-1])
     graphs, eager = results["acc reduce-overhead"], results["acc default"]
     results["ratio"] = results["cuda reduce-overhead"]["ms"] / graphs["ms"]
     results["acc_graph_speedup"] = eager["ms"] / graphs["ms"]
