@@ -203,34 +203,39 @@ EXTERN_CALLS = (
     "bmm out=",
     "add",
     "attention op, padding mask",
+    "attention backward op, padding mask",
     "eager sdpa, padding mask",
 )
 
 
-def _attention_op_call(
+def _attention_op_calls(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor
-) -> Callable[[], Any]:
-    """The fused attention op SDPA picks for these inputs on their device
-    (the op a compiled graph calls), as a call with the same arguments."""
+) -> dict[str, Callable[[], Any]]:
+    """The fused attention ops SDPA picks for these inputs on their device,
+    forward and backward (the ops a compiled training graph calls), each as a
+    call with the arguments it had."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
-    calls: list[tuple[Any, tuple, dict]] = []
+    calls: dict[str, tuple[Any, tuple, dict]] = {}
 
     class Record(TorchDispatchMode):
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
             if "scaled_dot_product" in func.__name__:
-                calls.append((func, args, kwargs or {}))
+                key = "backward" if "backward" in func.__name__ else "forward"
+                calls.setdefault(key, (func, args, kwargs or {}))
             return func(*args, **(kwargs or {}))
 
-    with Record():
-        torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    op, args, kwargs = calls[0]
+    with Record():  # the autograd engine carries the mode to the backward
+        torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask).sum().backward()
 
-    def call() -> Any:
-        with torch.no_grad():  # as in a compiled graph, which autograd wraps whole
-            return op(*args, **kwargs)
+    def as_call(op: Any, args: tuple, kwargs: dict) -> Callable[[], Any]:
+        def call() -> Any:
+            with torch.no_grad():  # as in a compiled graph, which autograd wraps whole
+                return op(*args, **kwargs)
 
-    return call
+        return call
+
+    return {key: as_call(*recorded) for key, recorded in calls.items()}
 
 
 def extern_calls_child(device: str) -> dict[str, float]:
@@ -252,6 +257,7 @@ def extern_calls_child(device: str) -> dict[str, float]:
         for _ in range(3)
     )
     mask = torch.ones(4, 1, 128, 128, dtype=torch.bool).tril().to(device)
+    attention = _attention_op_calls(q, k, v, mask)
     statements: dict[str, Callable[[], Any]] = {
         "view": lambda: a.view(4096),
         "empty_strided": lambda: torch.empty_strided((4096,), (1,), device=device),
@@ -261,7 +267,8 @@ def extern_calls_child(device: str) -> dict[str, float]:
         "addmm": lambda: torch.addmm(bias, a, b),
         "bmm out=": lambda: torch.bmm(a3, b3, out=c3),
         "add": lambda: torch.add(a, b),
-        "attention op, padding mask": _attention_op_call(q, k, v, mask),
+        "attention op, padding mask": attention["forward"],
+        "attention backward op, padding mask": attention["backward"],
         "eager sdpa, padding mask": lambda: torch.nn.functional.scaled_dot_product_attention(
             q, k, v, attn_mask=mask
         ),
