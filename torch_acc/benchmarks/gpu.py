@@ -161,29 +161,38 @@ def bench_case(fn: Callable[..., torch.Tensor], shapes: list[tuple[int, ...]]) -
     }
 
 
+def _per_call_us(statements: dict[str, Callable[[], Any]], min_run_time: float) -> dict[str, float]:
+    """Microseconds per call of each statement: the median of ``ROUNDS``
+    alternating rounds of ``torch.utils.benchmark`` (which synchronizes the
+    accelerator around each block of calls)."""
+    from torch.utils.benchmark import Timer
+
+    results: dict[str, list[float]] = {}
+    for _ in range(ROUNDS):
+        for name, stmt in statements.items():
+            timer = Timer("stmt()", globals={"stmt": stmt})
+            results.setdefault(name, []).append(
+                timer.blocked_autorange(min_run_time=min_run_time).median
+            )
+    return {name: statistics.median(times) * 1e6 for name, times in results.items()}
+
+
 def bench_allocation() -> dict[str, float]:
     """Microseconds per buffer through each generated wrapper's allocator."""
     from torch._C._dynamo.guards import _empty_strided_cuda
-    from torch.utils.benchmark import Timer
 
     import torch_acc
 
     fast_acc = torch_acc._C._empty_strided
     args = ((8192,), (1,), torch.float32)
-
-    def median_us(stmt: Callable[[], Any]) -> float:
-        timer = Timer("stmt()", globals={"stmt": stmt})
-        return timer.blocked_autorange(min_run_time=1.0).median * 1e6
-
-    results = {}
-    for _ in range(ROUNDS):
-        for name, stmt in (
-            ("cuda_fast_us", lambda: _empty_strided_cuda(*args)),
-            ("acc_fast_us", lambda: fast_acc(*args)),
-            ("acc_generic_us", lambda: torch.empty_strided(*args[:2], device="acc")),
-        ):
-            results.setdefault(name, []).append(median_us(stmt))
-    out = {k: statistics.median(v) for k, v in results.items()}
+    out = _per_call_us(
+        {
+            "cuda_fast_us": lambda: _empty_strided_cuda(*args),
+            "acc_fast_us": lambda: fast_acc(*args),
+            "acc_generic_us": lambda: torch.empty_strided(*args[:2], device="acc"),
+        },
+        min_run_time=1.0,
+    )
     out["ratio"] = out["acc_fast_us"] / out["cuda_fast_us"]
     return out
 
@@ -241,14 +250,11 @@ def _attention_op_calls(
 def extern_calls_child(device: str) -> dict[str, float]:
     """Microseconds of wall clock per call of each of ``EXTERN_CALLS`` at a
     small size, where the host's time decides, in this process alone."""
-    from torch.utils.benchmark import Timer
-
     if device == "acc":
         import torch_acc  # noqa: F401
 
     a, b, c, bias = (torch.randn(64, 64, dtype=torch.bfloat16).to(device) for _ in range(4))
-    empty_a, empty_out = torch.empty(0, 64, device=device), torch.empty(0, 64, device=device)
-    fp32 = torch.randn(64, 64).to(device)
+    empty_a, empty_out = (torch.empty(0, 64, dtype=torch.bfloat16, device=device) for _ in range(2))
     a3, b3, c3 = (torch.randn(4, 64, 64, dtype=torch.bfloat16).to(device) for _ in range(3))
     # The host-bound Hugging Face row's attention: (B, H, S, D) with a (B, 1, S, S) mask; the
     # inputs need a gradient, as in training, so the op computes what the backward reads.
@@ -261,7 +267,7 @@ def extern_calls_child(device: str) -> dict[str, float]:
     statements: dict[str, Callable[[], Any]] = {
         "view": lambda: a.view(4096),
         "empty_strided": lambda: torch.empty_strided((4096,), (1,), device=device),
-        "mm out=, empty result": lambda: torch.mm(empty_a, fp32, out=empty_out),
+        "mm out=, empty result": lambda: torch.mm(empty_a, b, out=empty_out),
         "mm": lambda: torch.mm(a, b),
         "mm out=": lambda: torch.mm(a, b, out=c),
         "addmm": lambda: torch.addmm(bias, a, b),
@@ -273,12 +279,7 @@ def extern_calls_child(device: str) -> dict[str, float]:
             q, k, v, attn_mask=mask
         ),
     }
-    results: dict[str, list[float]] = {}
-    for _ in range(ROUNDS):
-        for name, stmt in statements.items():
-            timer = Timer("stmt()", globals={"stmt": stmt})  # synchronizes around each block
-            results.setdefault(name, []).append(timer.blocked_autorange(min_run_time=0.5).median)
-    return {name: statistics.median(times) * 1e6 for name, times in results.items()}
+    return _per_call_us(statements, min_run_time=0.5)
 
 
 def bench_extern_calls() -> dict[str, Any]:
