@@ -14,7 +14,8 @@
 #   STEPS="tests bench" by default: either alone where one call has too little time for both;
 #   BENCH_SECTIONS, BENCH_WORKLOADS, BENCH_WARM: the benchmark's --sections (default all),
 #   --workloads (texts of row names, alternatives separated by |) and --warm (compile
-#   processes at a time before the timed runs; default: the cores / 2);
+#   processes at a time before the timed runs; default: the cores / 2); BENCH_ARGS: more
+#   of the benchmark's options (--repeat N, --first-call-profile);
 #   ACC_WHEEL: a torch_acc wheel an earlier run built (RESULTS_DIR/wheel/), installed
 #   instead of building again when its extension's sources are this tree's (the digest
 #   beside it says); this tree's Python files replace the wheel's;
@@ -96,7 +97,8 @@ if [[ " $STEPS " == *" bench "* ]]; then
   step "benchmark"
   $PY "$ROOT/torch_acc/benchmarks/gpu.py" --json bench.json \
     --sections "${BENCH_SECTIONS:-kernels,allocation,launch-bound,workloads}" \
-    --workloads "${BENCH_WORKLOADS:-}" --warm "${BENCH_WARM:-$(($(nproc) / 2))}" > bench.md
+    --workloads "${BENCH_WORKLOADS:-}" --warm "${BENCH_WARM:-$(($(nproc) / 2))}" \
+    ${BENCH_ARGS:-} > bench.md
 fi
 if [[ " $STEPS " == *" tests "* ]]; then
   step "tests: $( [ "$tests" = 0 ] && echo passed || echo FAILED ) ($(tail -1 tests.log))"

@@ -202,6 +202,36 @@ def test_a_device_that_captures_graphs_falls_back_to_eager(acc: torch.device) ->
     functional_adam_on(acc)
 
 
+def compiled_adamw_on(device: torch.device) -> tuple[set[str], list[torch.Tensor]]:
+    """A compiled AdamW step's state step counts' device types, and its
+    parameters after the step."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 2).to(device)
+    opt = torch.optim.AdamW(model.parameters(), lr=0.01)
+    model(torch.randn(5, 3, device=device)).sum().backward()
+    torch._dynamo.reset()
+    torch.compile(opt.step, backend="eager")()
+    return {state["step"].device.type for state in opt.state.values()}, [
+        p.detach().cpu() for p in model.parameters()
+    ]
+
+
+def test_compiled_optimizers_keep_step_counts_on_a_device_that_captures_graphs(
+    acc: torch.device,
+) -> None:
+    """Dynamo makes a new optimizer state capturable (step counts on the
+    parameters' device, no host kernel in the compiled step) on a device
+    declaring GRAPH_CAPTURE, as on CUDA; elsewhere the counts stay on the
+    host, as on stock torch. The parameters come out the same."""
+    register(variant(is_gpu=lambda: True, backend_features=features("GPU")))
+    on_host, expected = compiled_adamw_on(acc)
+    assert on_host == {"cpu"}
+    register(variant(is_gpu=lambda: True, backend_features=features("GPU", "GRAPH_CAPTURE")))
+    on_device, actual = compiled_adamw_on(acc)
+    assert on_device == {acc.type}
+    torch.testing.assert_close(actual, expected)
+
+
 BUILTIN = """
 import inspect, json, sys, torch
 from types import SimpleNamespace

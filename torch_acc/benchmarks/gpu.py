@@ -357,6 +357,23 @@ def _host_profile(step: Callable[[], Any], calls: int = 500, top: int = 15) -> s
     )
 
 
+def _first_call_profile(call: Callable[[], Any], top: int = 45) -> tuple[Any, str]:
+    """``call()``'s result, and the ``top`` functions with the most cumulative
+    time under it, in seconds: where a process's first call goes (compiling,
+    loading cached graphs, autotuning, making launchers)."""
+    import cProfile
+    import pstats
+
+    profiler = cProfile.Profile()
+    result = profiler.runcall(call)
+    stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
+    rows = sorted(stats.items(), key=lambda item: item[1][3], reverse=True)[:top]
+    return result, "\n".join(
+        f"{cumulative:8.3f} s {count:7d}x  {name} ({Path(file).name}:{line})"
+        for (file, line, name), (_, count, _, cumulative, _) in rows
+    )
+
+
 def bench_launch_bound() -> dict[str, Any]:
     """Each configuration of the launch-bound case in its own process."""
     results: dict[str, Any] = {}
@@ -610,12 +627,18 @@ def _workload(
 
 
 def workload_child(
-    name: str, device: str, dry_run: bool = False, compile_only: bool = False
+    name: str,
+    device: str,
+    dry_run: bool = False,
+    compile_only: bool = False,
+    first_call_profile: bool = False,
 ) -> dict[str, Any]:
     """One workload on one device, in this process alone: times the compiled
     workload, and reports its output's norm (checked against the other
     device's) and whether max-autotune picked a Triton template.
-    ``compile_only``: stop after the first call (it fills the compile caches)."""
+    ``compile_only``: stop after the first call (it fills the compile caches).
+    ``first_call_profile``: also where the first call's time goes (cProfile,
+    which slows the first call down)."""
     from torch._dynamo.utils import counters
     from torch._inductor.utils import run_and_get_code
 
@@ -635,18 +658,24 @@ def workload_child(
             return compiled(*inputs)
 
     started = time.perf_counter()
-    out, codes = run_and_get_code(step)
+    if first_call_profile:
+        (out, codes), first_profile = _first_call_profile(lambda: run_and_get_code(step))
+    else:
+        out, codes = run_and_get_code(step)
+    first_s = time.perf_counter() - started
     first = out[0] if isinstance(out, tuple) else out  # a training step's loss
     result: dict[str, Any] = {
         "norm": first.float().norm().item(),
         "triton_template": any("triton_tem_" in code for code in codes),
         # The first call compiles, or finds its graphs in the caches an
         # earlier process (--warm) filled: what a child's time goes to.
-        "first_call_s": time.perf_counter() - started,
+        "first_call_s": first_s,
         "fx_graph_cache": {
             k: counters["inductor"][f"fxgraph_cache_{k}"] for k in ("hit", "miss", "bypass")
         },
     }
+    if first_call_profile:
+        result["first_call_profile"] = first_profile
     if dry_run or compile_only:
         return result
     from triton.testing import do_bench
@@ -724,28 +753,47 @@ def bench_workloads(
     dry_run: bool = False,
     save: Callable[[dict[str, Any]], None] = lambda rows: None,
     only: str = "",
+    repeat: int = 1,
+    first_call_profile: bool = False,
 ) -> dict[str, Any]:
     """Each workload on each device in its own process (one accelerator's
     compile caches, allocator and autotuning state per measurement); ``save``
     gets the rows after each one; ``only``: the rows whose name has one of
-    its ``|``-separated texts."""
+    its ``|``-separated texts. ``repeat``: processes per device, the devices
+    alternating (cuda, acc, cuda, acc, ...): a device's time is the median of
+    its processes' (``ms_by_process`` keeps each), since a host-bound step's
+    time moves between processes more than within one."""
+    flags = ["--dry-run"] if dry_run else []
+    if first_call_profile:
+        flags.append("--first-call-profile")
+    devices = ("cpu",) if dry_run else WORKLOAD_DEVICES
     results: dict[str, Any] = {}
     for name in _selected(only):
         runs: dict[str, Any] = {}
-        for device in ("cpu",) if dry_run else WORKLOAD_DEVICES:
-            print(
-                f"[bench {time.strftime('%H:%M:%S')}] {name} {device} ...",
-                file=sys.stderr,
-                flush=True,
-            )
-            done = _run_workload_child(name, device, *(["--dry-run"] if dry_run else []))
-            if done.returncode:
-                # A failed row is reported in the table; the other rows still run.
-                print(done.stderr, file=sys.stderr)
-                last = done.stderr.strip().splitlines()[-1:] or ["no output"]
-                runs["error"] = f"{device}: {last[0][:200]}"
+        processes: dict[str, list[dict[str, Any]]] = {device: [] for device in devices}
+        for _ in range(1 if dry_run else repeat):
+            for device in devices:
+                print(
+                    f"[bench {time.strftime('%H:%M:%S')}] {name} {device} ...",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                done = _run_workload_child(name, device, *flags)
+                if done.returncode:
+                    # A failed row is reported in the table; the other rows still run.
+                    print(done.stderr, file=sys.stderr)
+                    last = done.stderr.strip().splitlines()[-1:] or ["no output"]
+                    runs["error"] = f"{device}: {last[0][:200]}"
+                    break
+                processes[device].append(json.loads(done.stdout.strip().splitlines()[-1]))
+            if "error" in runs:
                 break
-            runs[device] = json.loads(done.stdout.strip().splitlines()[-1])
+        if "error" not in runs:
+            for device, measured in processes.items():
+                runs[device] = measured[0]
+                if not dry_run:
+                    by_process = [run["ms"] for run in measured]
+                    runs[device].update(ms=statistics.median(by_process), ms_by_process=by_process)
         if not dry_run and "error" not in runs:
             cuda, acc = runs["cuda"], runs["acc"]
             if abs(acc["norm"] - cuda["norm"]) > 2e-2 * abs(cuda["norm"]):
@@ -791,10 +839,13 @@ def measure(
     save: Callable[[dict[str, Any]], None],
     only: str = "",
     warm_jobs: int = 0,
+    repeat: int = 1,
+    first_call_profile: bool = False,
 ) -> dict[str, Any]:
     """The sections' measurements; ``save`` gets the results after each one,
     so a run stopped part-way keeps what it measured. ``warm_jobs``: compile
-    the workload rows that many at a time first."""
+    the workload rows that many at a time first; ``repeat`` and
+    ``first_call_profile``: as ``bench_workloads`` takes them."""
     results: dict[str, Any] = {"versions": versions()}
     if "kernels" in sections:
         results["cases"] = {}
@@ -817,7 +868,10 @@ def measure(
         if warm_jobs:
             warm_compile_caches(only, warm_jobs)
         results["workloads"] = bench_workloads(
-            save=lambda rows: save({**results, "workloads": rows}), only=only
+            save=lambda rows: save({**results, "workloads": rows}),
+            only=only,
+            repeat=repeat,
+            first_call_profile=first_call_profile,
         )
         save(results)
     return results
@@ -893,6 +947,19 @@ def render(results: dict[str, Any]) -> str:
             f"| {name} | {w['cuda']['ms']:.3f} | {w['acc']['ms']:.3f} | {w['ratio']:.3f} "
             f"| {met} | {templates} | {_first_calls(w)} |"
         )
+    repeated = {
+        name: w
+        for name, w in workloads.items()
+        if len(w.get("cuda", {}).get("ms_by_process", [])) > 1
+    }
+    if repeated:
+        lines.append("\nms by process, in the order they ran (devices alternating):")
+        for name, w in repeated.items():
+            by_device = "; ".join(
+                f"{device} " + ", ".join(f"{ms:.3f}" for ms in w[device]["ms_by_process"])
+                for device in WORKLOAD_DEVICES
+            )
+            lines.append(f"- {name}: {by_device}")
     if workloads:
         failed = [name for name, w in workloads.items() if "error" in w]
         lines.append(
@@ -912,6 +979,15 @@ def render(results: dict[str, Any]) -> str:
                             w[device]["host_profile"],
                             "```",
                         ]
+    for name, w in workloads.items():
+        for device in WORKLOAD_DEVICES:
+            if "first_call_profile" in w.get(device, {}):
+                lines += [
+                    f"\nfirst call, {name}, {device} ({w[device]['first_call_s']:.1f} s under "
+                    "cProfile; top functions by cumulative time):\n```",
+                    w[device]["first_call_profile"],
+                    "```",
+                ]
     for config in ("cuda reduce-overhead", "acc reduce-overhead"):
         if lb is not None:
             lines += [f"\nhost time per call, {config} (own time, top functions):\n```"]
@@ -969,6 +1045,20 @@ def main(argv: list[str] | None = None) -> int:
         help="compile the workload rows JOBS processes at a time before timing them one by one",
     )
     parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="time each workload row in N processes per device, the devices alternating "
+        "(each device's time: the median of its processes')",
+    )
+    parser.add_argument(
+        "--first-call-profile",
+        action="store_true",
+        help="with each workload row, where each device's first call goes (cProfile, "
+        "cumulative time; it slows that call down)",
+    )
+    parser.add_argument(
         "--render",
         nargs="+",
         type=Path,
@@ -1010,7 +1100,10 @@ def main(argv: list[str] | None = None) -> int:
         print(
             json.dumps(
                 workload_child(
-                    *args.workload_child, dry_run=args.dry_run, compile_only=args.compile_only
+                    *args.workload_child,
+                    dry_run=args.dry_run,
+                    compile_only=args.compile_only,
+                    first_call_profile=args.first_call_profile,
                 )
             )
         )
@@ -1030,7 +1123,17 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
-    print(render(measure(sections, save, only=args.workloads, warm_jobs=args.warm)))
+    if args.repeat < 1:
+        parser.error("--repeat takes a positive number of processes")
+    results = measure(
+        sections,
+        save,
+        only=args.workloads,
+        warm_jobs=args.warm,
+        repeat=args.repeat,
+        first_call_profile=args.first_call_profile,
+    )
+    print(render(results))
     return 0
 
 

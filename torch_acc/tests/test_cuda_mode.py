@@ -208,6 +208,29 @@ def test_max_autotune_tunes_cudas_triton_gemm_templates_on_acc() -> None:
     torch.testing.assert_close(out.cpu(), (a.cpu() @ b.cpu()).relu(), atol=0.5, rtol=2e-2)
 
 
+@pytest.mark.slice("backend_feature")
+def test_a_compiled_training_step_keeps_its_optimizer_state_on_acc() -> None:
+    """acc declares graph capture over CUDA memory, so Dynamo makes the new
+    AdamW state capturable, as on cuda: step counts on acc, and no host
+    kernel (whose C++ build once cost each acc process about a minute)."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    model = torch.nn.Linear(16, 16).to("acc")
+    opt = torch.optim.AdamW(model.parameters(), lr=0.01)
+
+    def step(x: torch.Tensor) -> torch.Tensor:
+        loss = model(x).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+
+    _, codes = run_and_get_code(torch.compile(step), torch.randn(4, 16, device="acc"))
+    assert {state["step"].device.type for state in opt.state.values()} == {"acc"}
+    assert not any("cpp_fused" in code for code in codes)
+
+
 def test_generated_code_is_nvidia_triton_with_acc_runtime_calls() -> None:
     from torch._inductor.utils import run_and_get_code
 
