@@ -84,6 +84,24 @@ def test_acc_declares_graph_capture_only_over_cuda_memory() -> None:
     assert DeviceInterface.graph_pool_handle is torch.cuda.graph_pool_handle
 
 
+@pytest.mark.slice("rfc3_followup")
+def test_acc_registers_a_static_launcher_only_over_cuda_memory() -> None:
+    from torch._inductor.runtime.static_triton_launcher import (
+        StaticallyLaunchedCudaKernel,
+        has_static_launcher,
+        registered_static_launchers,
+    )
+
+    from torch_acc.registration import register_inductor_backend
+
+    register_inductor_backend()
+    # Over host memory acc's Triton kernels run in Triton's interpreter: there
+    # is no binary to launch (torch_acc/tests/test_cuda_mode.py launches them).
+    assert has_static_launcher("acc") == (torch_acc.mode == "cuda")
+    if torch_acc.mode == "cuda":
+        assert registered_static_launchers()["acc"] is StaticallyLaunchedCudaKernel
+
+
 def test_storages_handed_back_by_the_peer_allocator_are_labelled_acc_again() -> None:
     # What CUDA's caching allocator does to the live storages when graph trees
     # restore a pool's checkpoint: their DataPtr says the peer device.

@@ -231,6 +231,36 @@ def test_a_compiled_training_step_keeps_its_optimizer_state_on_acc() -> None:
     assert not any("cpp_fused" in code for code in codes)
 
 
+@pytest.mark.slice("rfc3_followup")
+def test_acc_kernels_compiled_in_subprocesses_launch_through_cudas_static_launcher(
+    monkeypatch,
+) -> None:
+    """acc registers CUDA's static launcher for its Triton kernels, and the
+    compile subprocesses, which do not import acc, get it with each kernel: acc's
+    kernels skip Triton's Python launcher as cuda's do."""
+    from torch._inductor.async_compile import AsyncCompile
+    from torch._inductor.runtime.static_triton_launcher import StaticallyLaunchedCudaKernel
+
+    AsyncCompile.use_process_pool()
+    AsyncCompile.wait_pool_ready()
+    assert AsyncCompile.use_process_pool(), "this test needs compile subprocesses"
+    launched = []
+    run = StaticallyLaunchedCudaKernel.run
+
+    def counting_run(self, *args):
+        launched.append(self.name)
+        return run(self, *args)
+
+    monkeypatch.setattr(StaticallyLaunchedCudaKernel, "run", counting_run)
+
+    def f(x: torch.Tensor) -> torch.Tensor:
+        return (x.sin() + 1).relu().sum(0)
+
+    x = torch.randn(256, 64, device="acc")
+    torch.testing.assert_close(torch.compile(f)(x).cpu(), f(x.cpu()))
+    assert launched
+
+
 def test_generated_code_is_nvidia_triton_with_acc_runtime_calls() -> None:
     from torch._inductor.utils import run_and_get_code
 

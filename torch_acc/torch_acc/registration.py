@@ -99,7 +99,23 @@ def register_inductor_backend() -> None:
         device_custom_config=config,
     )
     register_device_op_overrides("acc", overrides)
+    register_static_launcher()
     register_autotuning()
+
+
+def register_static_launcher() -> None:
+    """Over CUDA memory acc's Triton kernels are CUDA binaries launched on CUDA's
+    streams: where the torch in use takes a backend's static launcher (slice
+    rfc3_followup), Inductor launches them with CUDA's, as it does cuda's,
+    instead of through Triton's Python launcher and its host time per launch.
+    Interpreted kernels (acc over host memory) have no binaries to launch."""
+    if not is_cuda_mode():
+        return
+    from torch._inductor.runtime import static_triton_launcher
+
+    register = getattr(static_triton_launcher, "register_statically_launched_kernel", None)
+    if register is not None:
+        register("acc", static_triton_launcher.StaticallyLaunchedCudaKernel)
 
 
 def heuristics_device_type() -> str:
