@@ -50,4 +50,10 @@ at::Tensor adopt_as_acc(const at::Tensor& peer, c10::Device device);
 // resize into new memory, or new sizes and strides.
 void sync_from_peer_alias(const at::Tensor& acc, const at::Tensor& peer);
 
+// Whether acc's convolutions keep channels-last (kernels.cpp): settled once
+// per process by acc's DeviceInterface (BackendFeature.CHANNELS_LAST_CONVOLUTION),
+// so that fake tensors and the kernels agree on every result's layout.
+void set_channels_last_convolutions(bool enabled);
+bool channels_last_convolutions_enabled();
+
 } // namespace torch_acc

@@ -12,6 +12,8 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <atomic>
+
 namespace torch_acc {
 namespace {
 
@@ -113,10 +115,27 @@ at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
   return self;
 }
 
-// The memory format ATen promises for an overrideable convolution's output
-// and gradients (`_determine_backend_memory_format`, which fake tensors ask
-// too, so Inductor plans with it): contiguous for every PrivateUse1 device.
+std::atomic<bool> channels_last_convolutions{false};
+
+// The memory format fake tensors, and so Inductor, expect of an overrideable
+// convolution's output and gradients. ATen's promise
+// (`_determine_backend_memory_format`) is contiguous for every PrivateUse1
+// device; where acc declares BackendFeature.CHANNELS_LAST_CONVOLUTION (the
+// flag, settled once per process by the Python interface), a 2d or 3d
+// convolution's results are channels-last where its input or its weight is,
+// except in float64, as cuDNN's are.
 at::MemoryFormat overrideable_format(const at::Tensor& input, const at::Tensor& weight) {
+  const auto dims = weight.dim();
+  if (channels_last_convolutions.load(std::memory_order_relaxed) && (dims == 4 || dims == 5) &&
+      input.dim() == dims && input.scalar_type() != at::kDouble &&
+      weight.scalar_type() != at::kDouble) {
+    const auto channels_last =
+        dims == 4 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d;
+    if (input.suggest_memory_format() == channels_last ||
+        weight.suggest_memory_format() == channels_last) {
+      return channels_last;
+    }
+  }
   return at::native::_determine_backend_memory_format(
       input, weight, at::native::ConvBackend::Overrideable);
 }
@@ -183,6 +202,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   };
   return {back(grad_input), back(grad_weight), back(grad_bias)};
 }
+
+} // namespace
+
+void set_channels_last_convolutions(bool enabled) {
+  channels_last_convolutions.store(enabled, std::memory_order_relaxed);
+}
+
+bool channels_last_convolutions_enabled() {
+  return channels_last_convolutions.load(std::memory_order_relaxed);
+}
+
+namespace {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("empty.memory_format", empty_memory_format);

@@ -227,6 +227,37 @@ def test_a_compiled_training_step_keeps_its_optimizer_state_on_acc() -> None:
     assert not any("cpp_fused" in code for code in codes)
 
 
+@pytest.mark.slice("backend_feature")
+def test_a_channels_last_bf16_convnet_step_keeps_cudnns_layout_on_acc() -> None:
+    """acc declares channels-last convolutions: fake tensors expect cuDNN's
+    layout, so the compiled step hands cuDNN channels-last activations and
+    gets them back with no conversion, as cuda's does; its losses and
+    gradients match acc's eager step's."""
+    from rfc_shared.conformance.corpus import convnet
+
+    torch.manual_seed(0)
+    x = torch.randn(8, 3, 32, 32).to(memory_format=torch.channels_last)
+    y = torch.randint(0, 4, (8,))
+
+    def step(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> list[torch.Tensor]:
+        first = model[0](x)
+        loss = torch.nn.functional.cross_entropy(model[1:](first).float(), y)
+        loss.backward()
+        return [first, loss]
+
+    torch.manual_seed(0)
+    model = convnet().to("acc", torch.bfloat16).to(memory_format=torch.channels_last)
+    eager_model = copy.deepcopy(model)
+    inputs = (x.to("acc", torch.bfloat16), y.to("acc"))
+    first, loss = torch.compile(step)(model, *inputs)
+    want_first, want_loss = step(eager_model, *inputs)
+    assert first.is_contiguous(memory_format=torch.channels_last) and not first.is_contiguous()
+    tol = {"atol": 3e-2, "rtol": 3e-2}
+    torch.testing.assert_close(loss, want_loss, **tol)
+    for got, want in zip(model.parameters(), eager_model.parameters(), strict=True):
+        torch.testing.assert_close(got.grad, want.grad, **tol)
+
+
 @pytest.mark.slice("rfc3_followup")
 def test_acc_kernels_compiled_in_subprocesses_launch_through_cudas_static_launcher(
     monkeypatch,

@@ -56,16 +56,92 @@ def test_a_convnet_training_step_compiles_in_either_memory_format(memory_format)
     torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
 
 
-def test_convolution_results_have_the_layout_fake_tensors_predict() -> None:
+def convolution_results(x: torch.Tensor, w: torch.Tensor) -> list[torch.Tensor]:
+    """A convolution's result and its backward's input and weight gradients."""
+    ones, zeros = [1, 1], [0, 0]
+    out = torch.ops.aten.convolution.default(x, w, None, ones, ones, ones, False, zeros, 1)
+    grad_input, grad_weight, _ = torch.ops.aten.convolution_backward.default(
+        out, x, w, None, ones, ones, ones, False, zeros, 1, [True, True, False]
+    )
+    return [out, grad_input, grad_weight]
+
+
+@pytest.mark.parametrize(
+    ("input_format", "weight_format", "dtype"),
+    [
+        (torch.channels_last, torch.channels_last, torch.float32),
+        (torch.channels_last, torch.contiguous_format, torch.bfloat16),
+        (torch.contiguous_format, torch.channels_last, torch.float32),
+        (torch.contiguous_format, torch.contiguous_format, torch.float32),
+        (torch.channels_last, torch.channels_last, torch.float64),
+    ],
+    ids=["nhwc", "nhwc-input-bf16", "nhwc-weight", "nchw", "nhwc-fp64"],
+)
+def test_convolution_results_have_the_layout_fake_tensors_predict(
+    input_format: torch.memory_format, weight_format: torch.memory_format, dtype: torch.dtype
+) -> None:
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     torch.manual_seed(0)
-    x = torch.randn(2, 3, 8, 8, device="acc").to(memory_format=torch.channels_last)
-    w = torch.randn(8, 3, 3, 3, device="acc").to(memory_format=torch.channels_last)
-    out = F.conv2d(x, w, padding=1)
+    x = torch.randn(2, 3, 8, 8, dtype=dtype, device="acc").to(memory_format=input_format)
+    w = torch.randn(8, 3, 3, 3, dtype=dtype, device="acc").to(memory_format=weight_format)
+    # Fake tensors first, as in a compile: they find acc's interface, which
+    # decides whether acc's kernels keep channels-last from then on.
     with FakeTensorMode() as mode:
-        fake = F.conv2d(mode.from_tensor(x), mode.from_tensor(w), padding=1)
-    assert out.stride() == fake.stride()
+        fake = convolution_results(mode.from_tensor(x), mode.from_tensor(w))
+    real = convolution_results(x, w)
+    assert [t.stride() for t in real] == [t.stride() for t in fake]
+
+
+@pytest.mark.slice("backend_feature")
+def test_acc_declares_channels_last_convolutions_where_torch_asks() -> None:
+    from torch._dynamo.device_interface import get_interface_for_device
+
+    from torch_acc.registration import ensure_device_interface
+
+    ensure_device_interface()
+    declared = get_interface_for_device("acc").backend_features()
+    assert "CHANNELS_LAST_CONVOLUTION" in {feature.name for feature in declared}
+    assert torch_acc._C._channels_last_convolutions()
+
+
+@pytest.mark.slice("backend_feature")
+def test_a_compiled_channels_last_convolution_stays_channels_last() -> None:
+    # Without the feature fake tensors expect acc's convolution contiguous,
+    # as ATen promises for every PrivateUse1 device, and the compiled
+    # graph's result follows (a copy per convolution on a real convnet).
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 8, 8).to(memory_format=torch.channels_last)
+    w = torch.randn(8, 3, 3, 3).to(memory_format=torch.channels_last)
+
+    def conv_relu(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+        return F.conv2d(x, w, padding=1).relu()
+
+    out = torch.compile(conv_relu)(x.to("acc"), w.to("acc"))
+    assert out.is_contiguous(memory_format=torch.channels_last) and not out.is_contiguous()
+    torch.testing.assert_close(out.cpu(), conv_relu(x, w), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.slice("backend_feature")
+def test_layout_optimization_runs_an_nchw_convnet_channels_last_on_acc() -> None:
+    # Layout optimization turns a graph of wide convolutions to channels-last,
+    # as on cuda, where fake tensors expect acc's convolutions to keep it:
+    # each convolution's result is checked channels-last, not converted back.
+    from torch._inductor.utils import run_and_get_code
+
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 128, 3, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(128, 128, 3, padding=1),
+        torch.nn.ReLU(),
+    )
+    x = torch.randn(2, 3, 8, 8)
+    want = model(x)
+    model.to("acc")
+    out, (code,) = run_and_get_code(torch.compile(model), x.to("acc"))
+    assert "(2, 128, 8, 8), (8192, 1, 1024, 128)" in code
+    torch.testing.assert_close(out.cpu(), want, atol=1e-4, rtol=1e-4)
 
 
 # The dtype CUDA's autocast gives each op (ATen's lists, which acc registers

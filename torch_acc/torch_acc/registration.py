@@ -55,6 +55,11 @@ def ensure_device_interface() -> None:
     try:
         get_interface_for_device("acc")  # found by convention where torch does that
     except NotImplementedError:
+        # Inductor is compiling a graph Dynamo traced on acc without an
+        # interface: its fake tensors expected acc's convolutions contiguous.
+        from ._dynamo.device_interface import settle_convolution_layout
+
+        settle_convolution_layout(keep_channels_last=False)
         register_device_interface()
 
 

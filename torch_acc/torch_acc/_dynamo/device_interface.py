@@ -11,6 +11,7 @@ and Inductor call exactly these methods.
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any
 
 import torch
@@ -45,6 +46,52 @@ def _cuda_stream(stream: torch.Stream) -> torch.cuda.Stream:
         device_index=stream.device_index,
         device_type=_CUDA_DEVICE_TYPE,
     )
+
+
+def settle_convolution_layout(keep_channels_last: bool) -> bool:
+    """Whether acc's convolutions keep channels-last, settled by the first
+    caller for the rest of the process: fake tensors, and so Inductor, must
+    expect of each convolution what acc's kernels return.
+
+    Where acc keeps it, a 2d or 3d convolution's results are channels-last
+    where the input or the weight is, except in float64, as cuDNN's are;
+    otherwise they are contiguous, as ATen promises fake tensors for every
+    PrivateUse1 device. acc's interface settles it the first time the torch
+    in use asks what acc has (``backend_features()``, before any fake
+    tensor can expect channels-last); registering the interface after Dynamo
+    traced without it settles it contiguous.
+    """
+    global _convolution_layout_settled
+    with _settle_lock:
+        if not _convolution_layout_settled:
+            _C._set_channels_last_convolutions(keep_channels_last)
+            _convolution_layout_settled = True
+    return _C._channels_last_convolutions()
+
+
+_settle_lock = threading.Lock()
+_convolution_layout_settled = False
+
+
+def _declares_channels_last_convolutions() -> bool:
+    """Where the torch in use asks a PrivateUse1 backend for it
+    (BackendFeature.CHANNELS_LAST_CONVOLUTION, slice ``backend_feature``)."""
+    return any(feature.name == "CHANNELS_LAST_CONVOLUTION" for feature in _framework_features())
+
+
+def _framework_features() -> frozenset[Any]:
+    """The BackendFeature members a DeviceInterface declares in the torch in
+    use: Dynamo's registry holds them in the 2.15 series,
+    ``torch.utils._backend_features`` in the 2.13.0 and 2.11.0 series."""
+    from torch._dynamo import device_interface
+
+    found = getattr(device_interface, "_FRAMEWORK_FEATURES", None)
+    if found is None:
+        try:
+            from torch.utils._backend_features import FRAMEWORK_FEATURES as found
+        except ImportError:
+            return frozenset()
+    return frozenset(found)
 
 
 class DeviceInterface:
@@ -133,6 +180,7 @@ class DeviceInterface:
         """The framework-level BackendFeature members acc has (slice
         ``backend_feature``; only a torch that has them calls this).
 
+        Channels-last convolutions where the torch in use asks for them.
         GPU-class in the gpu and cuda modes. Online softmax and graph capture
         over CUDA memory only: Triton's interpreter, which runs acc's kernels
         in gpu mode, cannot run Inductor's looped online-softmax kernels, and
@@ -141,14 +189,17 @@ class DeviceInterface:
         from torch._dynamo import device_interface
 
         feature = device_interface.BackendFeature
+        features = set()
+        if settle_convolution_layout(keep_channels_last=_declares_channels_last_convolutions()):
+            features.add(feature.CHANNELS_LAST_CONVOLUTION)
         if not is_gpu_mode():
-            return set()
+            return features
         if not is_cuda_mode():
-            return {feature.GPU}
-        features = {feature.GPU, feature.GRAPH_CAPTURE}
+            return features | {feature.GPU}
+        features |= {feature.GPU, feature.GRAPH_CAPTURE}
         # Where the interface answers online softmax: the 2.13.0 and 2.11.0
         # series still ask the scheduling for it and refuse it here.
-        if feature.ONLINE_SOFTMAX in getattr(device_interface, "_FRAMEWORK_FEATURES", ()):
+        if feature.ONLINE_SOFTMAX in _framework_features():
             features.add(feature.ONLINE_SOFTMAX)
         return features
 
