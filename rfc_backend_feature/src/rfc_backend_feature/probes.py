@@ -119,3 +119,36 @@ def _feature_graph_capture() -> str:
     return _follows_the_declaration(
         "GRAPH_CAPTURE", lambda: captures(subject().device), "the optimizer's eager fallback"
     )
+
+
+@probe(
+    "backend_feature.channels_last_convolution",
+    "Fake tensors keep the backend's convolutions channels-last by "
+    "BackendFeature.CHANNELS_LAST_CONVOLUTION",
+)
+def _feature_channels_last_convolution() -> str:
+    _feature_enum()
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    def channels_last() -> bool:
+        # What Inductor plans a channels-last convnet with: the layout fake
+        # tensors give the backend's (overrideable) convolution.
+        with FakeTensorMode():
+            x = torch.empty(2, 3, 4, 4, device=subject().device)
+            weight = torch.empty(5, 3, 1, 1, device=subject().device)
+            out = torch.ops.aten.convolution.default(
+                x.to(memory_format=torch.channels_last),
+                weight,
+                None,
+                [1, 1],
+                [0, 0],
+                [1, 1],
+                False,
+                [0, 0],
+                1,
+            )
+        return out.is_contiguous(memory_format=torch.channels_last) and not out.is_contiguous()
+
+    return _follows_the_declaration(
+        "CHANNELS_LAST_CONVOLUTION", channels_last, "a convolution's channels-last result"
+    )
