@@ -342,11 +342,14 @@ def test_flex_attention_compiles_on_acc_with_inductors_triton_templates(queries:
 
 
 @followup
-def test_a_convnet_on_acc_keeps_its_layout() -> None:
-    """acc's convolutions are ATen's overrideable ones, whose results come back
-    contiguous: Inductor no longer turns the graph to channels-last (which
-    copied every convolution's result back and forth)."""
+def test_a_convnet_on_acc_is_laid_out_as_its_convolutions_run() -> None:
+    """acc's convolutions are ATen's overrideable ones, whose results fake
+    tensors expect contiguous unless acc declares channels-last convolutions
+    (slice backend_feature): Inductor turns the graph to channels-last only
+    where they keep it, never copying each result back and forth."""
     from torch._inductor.utils import run_and_get_code
+
+    import torch_acc
 
     torch.manual_seed(0)
     model = torch.nn.Sequential(
@@ -358,4 +361,6 @@ def test_a_convnet_on_acc_keeps_its_layout() -> None:
     _, codes = run_and_get_code(lambda: torch.compile(model)(x).sum().backward())
     assert len(codes) == 2  # forward and backward
     channels_last = "(8192, 1, 1024, 128)"  # the strides of (2, 128, 8, 8) in channels-last
-    assert not any(channels_last in code for code in codes)
+    # Settled by the compile: what acc's interface told fake tensors.
+    keeps_channels_last = torch_acc._C._channels_last_convolutions()
+    assert [channels_last in code for code in codes] == [keeps_channels_last] * 2
