@@ -123,12 +123,16 @@ std::atomic<bool> channels_last_convolutions{false};
 // device; where acc declares BackendFeature.CHANNELS_LAST_CONVOLUTION (the
 // flag, settled once per process by the Python interface), a 2d or 3d
 // convolution's results are channels-last where its input or its weight is,
-// except in float64, as cuDNN's are.
+// in real floating-point dtypes but float64: the rule of
+// cudnn_conv_suggest_memory_format(), which fake tensors apply too. (ATen
+// hands a 1d convolution over viewed as 2d.)
 at::MemoryFormat overrideable_format(const at::Tensor& input, const at::Tensor& weight) {
   const auto dims = weight.dim();
+  const auto real_not_double = [](const at::Tensor& t) {
+    return at::isFloatingType(t.scalar_type()) && t.scalar_type() != at::kDouble;
+  };
   if (channels_last_convolutions.load(std::memory_order_relaxed) && (dims == 4 || dims == 5) &&
-      input.dim() == dims && input.scalar_type() != at::kDouble &&
-      weight.scalar_type() != at::kDouble) {
+      input.dim() == dims && real_not_double(input) && real_not_double(weight)) {
     const auto channels_last =
         dims == 4 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d;
     if (input.suggest_memory_format() == channels_last ||

@@ -54,9 +54,9 @@ def settle_convolution_layout(keep_channels_last: bool) -> bool:
     expect of each convolution what acc's kernels return.
 
     Where acc keeps it, a 2d or 3d convolution's results are channels-last
-    where the input or the weight is, except in float64, as cuDNN's are;
-    otherwise they are contiguous, as ATen promises fake tensors for every
-    PrivateUse1 device. acc's interface settles it the first time the torch
+    where the input or the weight is, in real floating-point dtypes but
+    float64, as cuDNN's are; otherwise they are contiguous, as ATen promises
+    fake tensors for every PrivateUse1 device. acc's interface settles it the first time the torch
     in use asks what acc has (``backend_features()``, before any fake
     tensor can expect channels-last); registering the interface after Dynamo
     traced without it settles it contiguous.
