@@ -50,10 +50,12 @@ at::Tensor adopt_as_acc(const at::Tensor& peer, c10::Device device);
 // resize into new memory, or new sizes and strides.
 void sync_from_peer_alias(const at::Tensor& acc, const at::Tensor& peer);
 
-// Whether acc's convolutions keep channels-last (kernels.cpp): settled once
-// per process by acc's DeviceInterface (BackendFeature.CHANNELS_LAST_CONVOLUTION),
-// so that fake tensors and the kernels agree on every result's layout.
-void set_channels_last_convolutions(bool enabled);
+// Whether acc's convolutions keep channels-last (kernels.cpp), settled by the
+// first call for the rest of the process, which is answered: acc's
+// DeviceInterface declares BackendFeature.CHANNELS_LAST_CONVOLUTION by it, so
+// that fake tensors and the kernels agree on every result's layout.
+bool settle_channels_last_convolutions(bool keep);
+// Contiguous while unsettled.
 bool channels_last_convolutions_enabled();
 
 } // namespace torch_acc

@@ -115,7 +115,10 @@ at::Tensor& fill_(at::Tensor& self, const at::Scalar& value) {
   return self;
 }
 
-std::atomic<bool> channels_last_convolutions{false};
+// Unsettled until acc's DeviceInterface first answers what acc has; then
+// fixed for the process (settle_channels_last_convolutions).
+enum class ConvolutionLayout : int8_t { Unsettled, Contiguous, ChannelsLast };
+std::atomic<ConvolutionLayout> convolution_layout{ConvolutionLayout::Unsettled};
 
 // The memory format fake tensors, and so Inductor, expect of an overrideable
 // convolution's output and gradients. ATen's promise
@@ -131,7 +134,7 @@ at::MemoryFormat overrideable_format(const at::Tensor& input, const at::Tensor& 
   const auto real_not_double = [](const at::Tensor& t) {
     return at::isFloatingType(t.scalar_type()) && t.scalar_type() != at::kDouble;
   };
-  if (channels_last_convolutions.load(std::memory_order_relaxed) && (dims == 4 || dims == 5) &&
+  if (channels_last_convolutions_enabled() && (dims == 4 || dims == 5) &&
       input.dim() == dims && real_not_double(input) && real_not_double(weight)) {
     const auto channels_last =
         dims == 4 ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::ChannelsLast3d;
@@ -209,12 +212,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
 
 } // namespace
 
-void set_channels_last_convolutions(bool enabled) {
-  channels_last_convolutions.store(enabled, std::memory_order_relaxed);
+bool settle_channels_last_convolutions(bool keep) {
+  auto expected = ConvolutionLayout::Unsettled;
+  convolution_layout.compare_exchange_strong(
+      expected, keep ? ConvolutionLayout::ChannelsLast : ConvolutionLayout::Contiguous);
+  return channels_last_convolutions_enabled();
 }
 
 bool channels_last_convolutions_enabled() {
-  return channels_last_convolutions.load(std::memory_order_relaxed);
+  return convolution_layout.load() == ConvolutionLayout::ChannelsLast;
 }
 
 namespace {

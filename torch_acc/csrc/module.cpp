@@ -141,7 +141,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
         tensor.unsafeGetTensorImpl()->set_sizes_and_strides(size, stride, storage_offset);
         return py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(tensor)));
       });
-  m.def("_set_channels_last_convolutions", &set_channels_last_convolutions);
+  m.def("_settle_channels_last_convolutions", &settle_channels_last_convolutions);
   m.def("_channels_last_convolutions", &channels_last_convolutions_enabled);
   m.def("_default_generator", [](int64_t index) {
     return py::reinterpret_steal<py::object>(

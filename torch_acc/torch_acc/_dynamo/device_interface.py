@@ -11,7 +11,6 @@ and Inductor call exactly these methods.
 from __future__ import annotations
 
 import contextlib
-import threading
 from typing import Any
 
 import torch
@@ -56,27 +55,12 @@ def settle_convolution_layout(keep_channels_last: bool) -> bool:
     Where acc keeps it, a 2d or 3d convolution's results are channels-last
     where the input or the weight is, in real floating-point dtypes but
     float64, as cuDNN's are; otherwise they are contiguous, as ATen promises
-    fake tensors for every PrivateUse1 device. acc's interface settles it the first time the torch
-    in use asks what acc has (``backend_features()``, before any fake
-    tensor can expect channels-last); registering the interface after Dynamo
-    traced without it settles it contiguous.
+    fake tensors for every PrivateUse1 device. acc's interface settles it the
+    first time the torch in use asks what acc has (``backend_features()``,
+    before any fake tensor can expect channels-last); registering the
+    interface after Dynamo traced without it settles it contiguous.
     """
-    global _convolution_layout_settled
-    with _settle_lock:
-        if not _convolution_layout_settled:
-            _C._set_channels_last_convolutions(keep_channels_last)
-            _convolution_layout_settled = True
-    return _C._channels_last_convolutions()
-
-
-_settle_lock = threading.Lock()
-_convolution_layout_settled = False
-
-
-def _declares_channels_last_convolutions() -> bool:
-    """Where the torch in use asks a PrivateUse1 backend for it
-    (BackendFeature.CHANNELS_LAST_CONVOLUTION, slice ``backend_feature``)."""
-    return any(feature.name == "CHANNELS_LAST_CONVOLUTION" for feature in _framework_features())
+    return _C._settle_channels_last_convolutions(keep_channels_last)
 
 
 def _framework_features() -> frozenset[Any]:
@@ -189,8 +173,11 @@ class DeviceInterface:
         from torch._dynamo import device_interface
 
         feature = device_interface.BackendFeature
+        framework = _framework_features()
         features = set()
-        if settle_convolution_layout(keep_channels_last=_declares_channels_last_convolutions()):
+        if settle_convolution_layout(
+            keep_channels_last=any(f.name == "CHANNELS_LAST_CONVOLUTION" for f in framework)
+        ):
             features.add(feature.CHANNELS_LAST_CONVOLUTION)
         if not is_gpu_mode():
             return features
@@ -199,7 +186,7 @@ class DeviceInterface:
         features |= {feature.GPU, feature.GRAPH_CAPTURE}
         # Where the interface answers online softmax: the 2.13.0 and 2.11.0
         # series still ask the scheduling for it and refuse it here.
-        if feature.ONLINE_SOFTMAX in _framework_features():
+        if feature.ONLINE_SOFTMAX in framework:
             features.add(feature.ONLINE_SOFTMAX)
         return features
 
