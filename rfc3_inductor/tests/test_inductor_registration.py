@@ -18,7 +18,7 @@ import torch
 
 from rfc_shared.conformance.corpus import CORPUS, assert_same, run
 from rfc_shared.conformance.harness import register, variant
-from rfc_shared.testing.helpers import last_json, run_python
+from rfc_shared.testing.helpers import last_json, run_python, stock_and_overlaid
 
 
 rfc3 = pytest.mark.slice("rfc3")
@@ -283,18 +283,9 @@ print(json.dumps(corpus_report_on_cpu(backward=True)))
 
 
 def test_generated_code_for_cpu_is_identical_to_stock(tmp_path: Path) -> None:
-    sides = {}
-    for slices in ("none", "rfc3"):
-        done = run_python(
-            CORPUS_ON_CPU,
-            slices=slices,
-            env={
-                "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / slices),
-                "TORCH_DEVICE_BACKEND_AUTOLOAD": None,
-            },
-        )
-        sides[slices] = last_json(done)
-    stock, overlaid = sides["none"], sides["rfc3"]
+    stock, overlaid = stock_and_overlaid(
+        CORPUS_ON_CPU, "rfc3", tmp_path, {"TORCH_DEVICE_BACKEND_AUTOLOAD": None}
+    )
     assert overlaid.keys() == stock.keys() and len(stock) >= 5
     for case in stock:
         assert len(stock[case]["inductor"]) >= 2, case  # forward and backward

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from rfc_shared.testing.helpers import last_json, run_python
+from rfc_shared.testing.helpers import stock_and_overlaid
 
 
 # Not marked as a slice test: each side selects its own torch, so these pass
@@ -25,11 +25,7 @@ AUTOLOAD_ON = {"TORCH_DEVICE_BACKEND_AUTOLOAD": "1", "TORCH_RFC_BACKEND": None}
 
 
 def _both(code: str, tmp_path: Path) -> tuple[object, object]:
-    sides = []
-    for slices in ("none", "graph_capture"):
-        env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / slices), **AUTOLOAD_ON}
-        sides.append(last_json(run_python(code, slices=slices, env=env)))
-    return sides[0], sides[1]
+    return stock_and_overlaid(code, "graph_capture", tmp_path, AUTOLOAD_ON)
 
 
 # The calls the tree manager makes on CUDA, recorded: torch.cuda's functions

@@ -6,7 +6,7 @@ from __future__ import annotations
 from importlib.metadata import version
 from pathlib import Path
 
-from rfc_shared.testing.helpers import last_json, run_python
+from rfc_shared.testing.helpers import stock_and_overlaid
 
 
 # For the model corpus on cpu (see corpus_report_on_cpu), in ``report``, which
@@ -77,12 +77,7 @@ print(json.dumps(answers))
 
 
 def _both(code: str, tmp_path: Path, **env: str | None) -> tuple[object, object]:
-    sides = []
-    for slices in ("none", "all"):
-        cache = str(tmp_path / slices)
-        done = run_python(code, slices=slices, env={"TORCHINDUCTOR_CACHE_DIR": cache, **env})
-        sides.append(last_json(done))
-    return sides[0], sides[1]
+    return stock_and_overlaid(code, "all", tmp_path, env)
 
 
 # Every test here runs as a user's program would: device-backend autoload on

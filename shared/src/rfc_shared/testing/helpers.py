@@ -123,6 +123,30 @@ def last_json(done: subprocess.CompletedProcess[str]) -> object:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def stock_and_overlaid(
+    code: str, slices: str, cache_dir: Path, env: dict[str, str | None] | None = None
+) -> tuple[object, object]:
+    """``code``'s last JSON line on stock torch and with ``slices`` served,
+    each side in a fresh interpreter (``env`` added to both).
+
+    Both sides share one Inductor cache directory with the FX graph and
+    AOTAutograd caches off: each side traces, lowers and generates its own
+    code, and the second reuses only what was compiled from identical source
+    text (C++ kernels and wrapper modules are keyed by a hash of it). Where the
+    overlaid side's code is stock's it skips the C++ compiler; where it
+    differs, it compiles its own."""
+    shared = {
+        "TORCHINDUCTOR_CACHE_DIR": str(cache_dir),
+        "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
+        "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
+        **(env or {}),
+    }
+    stock, overlaid = (
+        last_json(run_python(code, slices=side, env=shared)) for side in ("none", slices)
+    )
+    return stock, overlaid
+
+
 def dynamo_report_in_fresh_interpreter(slices: str) -> dict[str, dict[str, object]]:
     """:func:`rfc_shared.conformance.dynamo_programs.report` in a fresh
     interpreter whose overlay serves ``slices`` (a ``TORCH_RFC_SLICES`` value;
