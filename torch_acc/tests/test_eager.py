@@ -169,7 +169,7 @@ def test_generated_methods() -> None:
 
 
 def test_foreach_copy_writes_every_destination_in_place() -> None:
-    # Graph trees copy each replay's inputs with one _foreach_copy_ (through the fallback).
+    # Graph trees copy each replay's inputs with one _foreach_copy_.
     dests = [torch.zeros(3, device="acc"), torch.zeros(4, 2, device="acc").t()]
     storages = [d.untyped_storage().data_ptr() for d in dests]
     sources = [torch.arange(3.0, device="acc"), torch.arange(8.0).reshape(2, 4)]
@@ -177,3 +177,15 @@ def test_foreach_copy_writes_every_destination_in_place() -> None:
     assert [d.untyped_storage().data_ptr() for d in dests] == storages
     for dest, source in zip(dests, sources, strict=True):
         assert dest.device.type == "acc" and torch.equal(dest.cpu(), source.cpu())
+
+
+def test_foreach_copy_hands_the_whole_list_to_the_peer() -> None:
+    # One call of the peer's kernel on aliases, not a copy_ per tensor through
+    # acc's _copy_from (over CUDA memory: one fused launch instead of one a tensor).
+    dests = [torch.zeros(3, device="acc"), torch.zeros(2, 2, device="acc")]
+    sources = [torch.ones(3, device="acc"), torch.full((2,), 2.0, device="acc")]
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        torch._foreach_copy_(dests, sources)
+    ops = [event.name for event in prof.events()]
+    assert "aten::_foreach_copy_" in ops and "aten::_copy_from" not in ops, ops
+    assert torch.equal(dests[1].cpu(), torch.full((2, 2), 2.0))  # broadcast, not resized
