@@ -184,7 +184,8 @@ def test_foreach_copy_hands_the_whole_list_to_the_peer() -> None:
     # acc's _copy_from (over CUDA memory: one fused launch instead of one a tensor).
     dests = [torch.zeros(3, device="acc"), torch.zeros(2, 2, device="acc")]
     sources = [torch.ones(3, device="acc"), torch.full((2,), 2.0, device="acc")]
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+    cpu = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=cpu, acc_events=True) as prof:  # keep every event
         torch._foreach_copy_(dests, sources)
     ops = [event.name for event in prof.events()]
     assert "aten::_foreach_copy_" in ops and "aten::_copy_from" not in ops, ops
