@@ -163,9 +163,22 @@ at::Tensor in_format(const at::Tensor& t, const at::Tensor& input, at::MemoryFor
   return t.defined() && t.dim() == input.dim() ? t.contiguous(format) : t;
 }
 
-// Convolution picks its implementation by backend and sends every backend it
-// does not know to these two, whose default kernels raise.
-at::Tensor convolution_overrideable(
+// Before aliasing: ATen checks that the arguments agree only once it has
+// chosen a backend, which acc's kernels below skip.
+void check_convolution_argument(const at::Tensor& t, const char* name) {
+  TORCH_CHECK(
+      !t.defined() || t.is_privateuseone(),
+      "acc: convolution expected its ", name, " on acc like its input, got a tensor on ",
+      t.device());
+}
+
+// ATen's convolution and its backward choose a backend by the arguments'
+// device, and send a device they do not know to the overrideable pair. acc's
+// kernels for the two hand their arguments to the peer's at once, as aliases
+// in the format promised for `input` and `weight`, and the peer chooses
+// (cuDNN over CUDA memory): each convolution a compiled graph calls costs one
+// choice of backend on the host instead of two.
+at::Tensor convolution_on_peer(
     const at::Tensor& input,
     const at::Tensor& weight,
     const std::optional<at::Tensor>& bias,
@@ -175,8 +188,11 @@ at::Tensor convolution_overrideable(
     bool transposed,
     c10::IntArrayRef output_padding,
     int64_t groups) {
+  check_convolution_argument(input, "input");
+  check_convolution_argument(weight, "weight");
   std::optional<at::Tensor> peer_bias;
   if (bias.has_value() && bias->defined()) {
+    check_convolution_argument(*bias, "bias");
     peer_bias = peer_alias(*bias);
   }
   const auto format = overrideable_format(input, weight);
@@ -186,6 +202,34 @@ at::Tensor convolution_overrideable(
   return adopt_as_acc(in_format(out, input, format), input.device());
 }
 
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_on_peer(
+    const at::Tensor& grad_output,
+    const at::Tensor& input,
+    const at::Tensor& weight,
+    at::OptionalIntArrayRef bias_sizes,
+    c10::IntArrayRef stride,
+    c10::IntArrayRef padding,
+    c10::IntArrayRef dilation,
+    bool transposed,
+    c10::IntArrayRef output_padding,
+    int64_t groups,
+    std::array<bool, 3> output_mask) {
+  check_convolution_argument(grad_output, "grad_output");
+  check_convolution_argument(input, "input");
+  check_convolution_argument(weight, "weight");
+  const auto format = overrideable_format(input, weight);
+  auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
+      peer_in_format(grad_output, format), peer_in_format(input, format),
+      peer_in_format(weight, format), bias_sizes, stride, padding, dilation, transposed,
+      output_padding, groups, output_mask);
+  auto back = [&](const at::Tensor& t) {
+    return t.defined() ? adopt_as_acc(in_format(t, input, format), input.device()) : t;
+  };
+  return {back(grad_input), back(grad_weight), back(grad_bias)};
+}
+
+// What ATen's own choice of backend reaches for acc (`_convolution` called
+// directly): the overrideable pair, whose default kernels raise.
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
     const at::Tensor& grad_output,
     const at::Tensor& input,
@@ -199,15 +243,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
     std::array<bool, 3> output_mask) {
   const int64_t channels = transposed ? weight.size(1) * groups : weight.size(0);
   const std::vector<int64_t> bias_sizes{channels};
-  const auto format = overrideable_format(input, weight);
-  auto [grad_input, grad_weight, grad_bias] = at::convolution_backward(
-      peer_in_format(grad_output, format), peer_in_format(input, format),
-      peer_in_format(weight, format), bias_sizes, stride, padding, dilation, transposed,
+  return convolution_backward_on_peer(
+      grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
       output_padding, groups, output_mask);
-  auto back = [&](const at::Tensor& t) {
-    return t.defined() ? adopt_as_acc(in_format(t, input, format), input.device()) : t;
-  };
-  return {back(grad_input), back(grad_weight), back(grad_bias)};
 }
 
 } // namespace
@@ -239,7 +277,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view", TORCH_FN(at::native::view));
   m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
   m.impl("fill_.Scalar", fill_);
-  m.impl("convolution_overrideable", convolution_overrideable);
+  m.impl("convolution", convolution_on_peer);
+  m.impl("convolution_backward", convolution_backward_on_peer);
+  m.impl("convolution_overrideable", convolution_on_peer);
   m.impl("convolution_backward_overrideable", convolution_backward_overrideable);
 }
 

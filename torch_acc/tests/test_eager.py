@@ -190,3 +190,33 @@ def test_foreach_copy_hands_the_whole_list_to_the_peer() -> None:
     ops = [event.name for event in prof.events()]
     assert "aten::_foreach_copy_" in ops and "aten::_copy_from" not in ops, ops
     assert torch.equal(dests[1].cpu(), torch.full((2, 2), 2.0))  # broadcast, not resized
+
+
+def test_a_convolution_and_its_backward_choose_their_kernel_once() -> None:
+    # acc's convolution kernels hand their arguments to the peer's at once:
+    # ATen's choice of backend runs on the peer alone, not first on acc to
+    # reach the overrideable pair and then again on the peer.
+    torch.manual_seed(0)
+    x, w, b = torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3), torch.randn(4)
+    leaves = [t.to("acc").requires_grad_() for t in (x, w, b)]
+    cpu = [torch.profiler.ProfilerActivity.CPU]
+    with torch.profiler.profile(activities=cpu, acc_events=True) as prof:  # keep every event
+        out = torch.nn.functional.conv2d(*leaves, padding=1)
+        out.sum().backward()
+    ops = [event.name for event in prof.events()]
+    assert ops.count("aten::_convolution") == 1, ops
+    assert not {"aten::convolution_overrideable", "aten::convolution_backward_overrideable"} & set(
+        ops
+    ), ops
+    expected = [t.clone().requires_grad_() for t in (x, w, b)]
+    want = torch.nn.functional.conv2d(*expected, padding=1)
+    want.sum().backward()
+    torch.testing.assert_close(out.cpu(), want)
+    for got, leaf in zip(leaves, expected, strict=True):
+        torch.testing.assert_close(got.grad.cpu(), leaf.grad)
+
+
+def test_a_convolution_refuses_a_weight_on_another_device() -> None:
+    x = torch.randn(1, 3, 4, 4, device="acc")
+    with pytest.raises(RuntimeError, match="expected its weight on acc like its input"):
+        torch.nn.functional.conv2d(x, torch.randn(2, 3, 3, 3))
