@@ -127,8 +127,8 @@ std::atomic<ConvolutionLayout> convolution_layout{ConvolutionLayout::Unsettled};
 // flag, settled once per process by the Python interface), a 2d or 3d
 // convolution's results are channels-last where its input or its weight is,
 // in real floating-point dtypes but float64: the rule of
-// cudnn_conv_suggest_memory_format(), which fake tensors apply too. (ATen
-// hands a 1d convolution over viewed as 2d.)
+// cudnn_conv_suggest_memory_format(), which fake tensors apply too. (A 1d
+// convolution keeps the contiguous promise.)
 at::MemoryFormat overrideable_format(const at::Tensor& input, const at::Tensor& weight) {
   const auto dims = weight.dim();
   const auto real_not_double = [](const at::Tensor& t) {
