@@ -282,9 +282,9 @@ print(json.dumps(corpus_report_on_cpu(backward=True)))
 """
 
 
-def test_generated_code_for_cpu_is_identical_to_stock(tmp_path: Path) -> None:
+def test_generated_code_for_cpu_is_identical_to_stock() -> None:
     stock, overlaid = stock_and_overlaid(
-        CORPUS_ON_CPU, "rfc3", tmp_path, {"TORCH_DEVICE_BACKEND_AUTOLOAD": None}
+        CORPUS_ON_CPU, "rfc3", {"TORCH_DEVICE_BACKEND_AUTOLOAD": None}
     )
     assert overlaid.keys() == stock.keys() and len(stock) >= 5
     for case in stock:

@@ -11,8 +11,6 @@ and results under mode="reduce-overhead".
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import torch
 
@@ -24,8 +22,8 @@ from rfc_shared.testing.helpers import stock_and_overlaid
 AUTOLOAD_ON = {"TORCH_DEVICE_BACKEND_AUTOLOAD": "1", "TORCH_RFC_BACKEND": None}
 
 
-def _both(code: str, tmp_path: Path) -> tuple[object, object]:
-    return stock_and_overlaid(code, "graph_capture", tmp_path, AUTOLOAD_ON)
+def _both(code: str) -> tuple[object, object]:
+    return stock_and_overlaid(code, "graph_capture", AUTOLOAD_ON)
 
 
 # The calls the tree manager makes on CUDA, recorded: torch.cuda's functions
@@ -123,8 +121,8 @@ print(json.dumps(report))
 @pytest.mark.skipif(
     not torch.backends.cuda.is_built(), reason="stock graph trees need a torch built with CUDA"
 )
-def test_the_tree_manager_makes_the_same_cuda_calls(tmp_path: Path) -> None:
-    stock, sliced = _both(CUDA_CALLS, tmp_path)
+def test_the_tree_manager_makes_the_same_cuda_calls() -> None:
+    stock, sliced = _both(CUDA_CALLS)
     assert sliced == stock
     assert ["graph_pool_handle", [], []] in stock["manager"]
 
@@ -152,10 +150,10 @@ print(json.dumps(out))
 """
 
 
-def test_eligibility_decisions_for_builtin_devices_are_stock(tmp_path: Path) -> None:
+def test_eligibility_decisions_for_builtin_devices_are_stock() -> None:
     # The decisions and their messages: XPU, MPS and MTIA, which do not
     # declare graph capture, keep "multiple devices: <one device>".
-    stock, sliced = _both(DECISIONS, tmp_path)
+    stock, sliced = _both(DECISIONS)
     assert sliced == stock
 
 
@@ -186,8 +184,8 @@ print(json.dumps(report))
 """
 
 
-def test_reduce_overhead_on_cpu_is_stock(tmp_path: Path) -> None:
-    stock, sliced = _both(REDUCE_OVERHEAD_ON_CPU, tmp_path)
+def test_reduce_overhead_on_cpu_is_stock() -> None:
+    stock, sliced = _both(REDUCE_OVERHEAD_ON_CPU)
     assert sliced.keys() == stock.keys() == set(REDUCE_OVERHEAD_CASES)
     for case in stock:
         assert sliced[case] == stock[case], case

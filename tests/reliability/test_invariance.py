@@ -4,7 +4,6 @@ stock torch, each side computed in a fresh interpreter."""
 from __future__ import annotations
 
 from importlib.metadata import version
-from pathlib import Path
 
 from rfc_shared.testing.helpers import stock_and_overlaid
 
@@ -76,8 +75,8 @@ print(json.dumps(answers))
 """
 
 
-def _both(code: str, tmp_path: Path, **env: str | None) -> tuple[object, object]:
-    return stock_and_overlaid(code, "all", tmp_path, env)
+def _both(code: str, **env: str | None) -> tuple[object, object]:
+    return stock_and_overlaid(code, "all", env)
 
 
 # Every test here runs as a user's program would: device-backend autoload on
@@ -85,8 +84,8 @@ def _both(code: str, tmp_path: Path, **env: str | None) -> tuple[object, object]
 AUTOLOAD_ON = {"TORCH_DEVICE_BACKEND_AUTOLOAD": "1", "TORCH_RFC_BACKEND": None}
 
 
-def test_identity_and_capability_answers_for_builtin_devices_are_stock(tmp_path: Path) -> None:
-    stock, stacked = _both(IDENTITY, tmp_path, **AUTOLOAD_ON)
+def test_identity_and_capability_answers_for_builtin_devices_are_stock() -> None:
+    stock, stacked = _both(IDENTITY, **AUTOLOAD_ON)
     # The one intended difference (registry core): an indexed name resolves
     # by its device type, as torch.device("cuda:0") does, where stock torch
     # raises for an index it did not register.
@@ -163,11 +162,11 @@ print(json.dumps({"before": before, "after": snapshot(), "corpus": report}))
 )
 
 
-def test_a_cpu_compile_of_the_corpus_is_stock(tmp_path: Path) -> None:
+def test_a_cpu_compile_of_the_corpus_is_stock() -> None:
     """With torch-acc installed and autoload on, compiling the corpus for cpu
     loads no backend, renames nothing and registers nothing a stock torch
     would not; Dynamo's graphs, Inductor's code and the results are stock's."""
-    stock, stacked = _both(CORPUS_AND_REGISTRIES, tmp_path, **AUTOLOAD_ON)
+    stock, stacked = _both(CORPUS_AND_REGISTRIES, **AUTOLOAD_ON)
     assert stacked["before"] == stock["before"]
     assert stacked["after"] == stock["after"]
     assert stacked["after"]["backend_modules"] == []
@@ -256,8 +255,8 @@ print(json.dumps(report))
 """
 
 
-def test_compiled_optimizers_and_backward_graphs_on_cpu_are_stock(tmp_path: Path) -> None:
-    stock, stacked = _both(OPTIMIZERS_AND_BACKWARD, tmp_path, **AUTOLOAD_ON)
+def test_compiled_optimizers_and_backward_graphs_on_cpu_are_stock() -> None:
+    stock, stacked = _both(OPTIMIZERS_AND_BACKWARD, **AUTOLOAD_ON)
     assert stacked.keys() == stock.keys() == {"functional_adam", "module_adam", "backward"}
     for case in stock:
         for part in ("fx", "inductor", "results"):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -123,26 +125,37 @@ def last_json(done: subprocess.CompletedProcess[str]) -> object:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+#: The Inductor cache directory :func:`stock_and_overlaid` compiles into,
+#: shared by every test of a pytest run and its workers (the project's pytest
+#: plugin sets it); unset, each call makes its own.
+KERNEL_CACHE_VAR = "RFC_TEST_KERNEL_CACHE"
+
+
 def stock_and_overlaid(
-    code: str, slices: str, cache_dir: Path, env: dict[str, str | None] | None = None
+    code: str, slices: str, env: dict[str, str | None] | None = None
 ) -> tuple[object, object]:
     """``code``'s last JSON line on stock torch and with ``slices`` served,
     each side in a fresh interpreter (``env`` added to both).
 
-    Both sides share one Inductor cache directory with the FX graph and
-    AOTAutograd caches off: each side traces, lowers and generates its own
-    code, and the second reuses only what was compiled from identical source
-    text (C++ kernels and wrapper modules are keyed by a hash of it). Where the
-    overlaid side's code is stock's it skips the C++ compiler; where it
-    differs, it compiles its own."""
-    shared = {
-        "TORCHINDUCTOR_CACHE_DIR": str(cache_dir),
-        "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
-        "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
-        **(env or {}),
-    }
-    stock = last_json(run_python(code, slices="none", env=shared))
-    return stock, last_json(run_python(code, slices=slices, env=shared))
+    Both sides, and every other call in the run, share one Inductor cache
+    directory (:data:`KERNEL_CACHE_VAR`) with the FX graph and AOTAutograd
+    caches off: each side traces, lowers and generates its own code, and
+    reuses only what was compiled from identical source text (C++ kernels and
+    wrapper modules are keyed by a hash of it). Where the overlaid side's code
+    is stock's it skips the C++ compiler; where it differs, it compiles its
+    own."""
+    with contextlib.ExitStack() as stack:
+        cache_dir = os.environ.get(KERNEL_CACHE_VAR) or stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="rfc-kernels-")
+        )
+        shared = {
+            "TORCHINDUCTOR_CACHE_DIR": cache_dir,
+            "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
+            "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
+            **(env or {}),
+        }
+        stock = last_json(run_python(code, slices="none", env=shared))
+        return stock, last_json(run_python(code, slices=slices, env=shared))
 
 
 def dynamo_report_in_fresh_interpreter(slices: str) -> dict[str, dict[str, object]]:

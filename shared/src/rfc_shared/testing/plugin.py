@@ -11,7 +11,10 @@ environment loads nothing of the project's and imports no backend.
 - Every test leaves the device-interface registry, and the caches derived
   from it, as it found them.
 - Every test gets its own Inductor cache directory: a warm FX graph cache can
-  hide a broken configuration.
+  hide a broken configuration. The stock-vs-overlaid comparisons
+  (:func:`~rfc_shared.testing.helpers.stock_and_overlaid`), whose FX graph
+  and AOTAutograd caches are off, share one for the run instead: what they
+  reuse is compiled from identical source text.
 - ``--privateuse1-backend PACKAGE`` (default: ``TORCH_RFC_BACKEND``) names the
   backend under test, imported at session start (see
   :mod:`rfc_shared.conformance.backend`). ``--privateuse1-backend none`` leaves
@@ -24,7 +27,9 @@ Nothing here imports torch until a test runs.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,6 +38,7 @@ import pytest
 from rfc_shared import selection
 from rfc_shared.conformance.backend import ENV_BACKEND
 from rfc_shared.conformance.registry import RegistrySnapshot
+from rfc_shared.testing.helpers import KERNEL_CACHE_VAR
 
 
 _CONTROL_NOTE = "fails on stock torch, as a slice test must"
@@ -57,11 +63,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+_made_kernel_cache = pytest.StashKey[str]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "slice(name): the test exercises that slice; under --control it must fail",
     )
+    # Made by the run's first process; its workers inherit it.
+    if KERNEL_CACHE_VAR not in os.environ:
+        made = tempfile.mkdtemp(prefix="rfc-kernels-")
+        os.environ[KERNEL_CACHE_VAR] = config.stash[_made_kernel_cache] = made
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    made = config.stash.get(_made_kernel_cache, None)
+    if made is not None:
+        os.environ.pop(KERNEL_CACHE_VAR, None)
+        shutil.rmtree(made, ignore_errors=True)
 
 
 def pytest_sessionstart(session: pytest.Session) -> None:
