@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import nox
+from nox.command import CommandFailed
 
 
 sys.path.insert(0, str(Path(__file__).parent / "tools"))
@@ -79,8 +80,23 @@ def prepare(session: nox.Session) -> None:
     # While the primary's torch downloads, a backport's installs and its backends build.
     bases = (PRIMARY, *BACKPORTS, *GPU_BASES)
     with ThreadPoolExecutor(max_workers=len(bases)) as pool:
-        for made in [pool.submit(prepare_environment, session, base) for base in bases]:
+        for made in [pool.submit(_prepare_with_retry, session, base) for base in bases]:
             made.result()
+
+
+def _prepare_with_retry(session: nox.Session, base: Base) -> str:
+    """``base``'s environment, tried once more after a failed command.
+
+    Preparing downloads gigabytes from the package index while the backends
+    compile; a dropped connection or a killed compiler must not fail CI when
+    the next try succeeds. The work is stamped step by step, so the second
+    try redoes only the failed step; a failure that repeats still fails.
+    """
+    try:
+        return prepare_environment(session, base)
+    except CommandFailed as failure:
+        session.warn(f"preparing torch {base.version} failed ({failure.reason}); trying once more")
+        return prepare_environment(session, base)
 
 
 @nox.session
