@@ -201,7 +201,10 @@ def bench_allocation() -> dict[str, float]:
 # without out=, and the fused attention op a graph with a Hugging Face padding
 # mask calls), an allocation, and two calls that launch nothing: a view (the
 # dispatcher's own cost) and a product with an empty result (all of a product's
-# host work but cuBLAS's). Eager attention adds the choice of kernel.
+# host work but cuBLAS's). Eager attention adds the choice of kernel. The
+# channels-last convnet's convolutions are called as its graphs call them (the
+# backward without a bias gradient), and argmax stands for any operator acc
+# runs through its boxed fallback.
 EXTERN_CALLS = (
     "view",
     "empty_strided",
@@ -214,6 +217,9 @@ EXTERN_CALLS = (
     "attention op, padding mask",
     "attention backward op, padding mask",
     "eager sdpa, padding mask",
+    "convolution, channels_last",
+    "convolution backward, channels_last",
+    "argmax (boxed fallback on acc)",
 )
 
 
@@ -251,7 +257,16 @@ def extern_calls_child(device: str) -> dict[str, float]:
     """Microseconds of wall clock per call of each of ``EXTERN_CALLS`` at a
     small size, where the host's time decides, in this process alone."""
     if device == "acc":
+        from torch._dynamo.device_interface import get_interface_for_device
+
         import torch_acc  # noqa: F401
+
+        # acc's convolutions keep channels-last once its interface has said it
+        # has them, as Inductor asks before it compiles a convnet; unsettled,
+        # they would convert every channels-last argument and result.
+        interface = get_interface_for_device("acc")
+        if hasattr(interface, "backend_features"):
+            interface.backend_features()
 
     a, b, c, bias = (torch.randn(64, 64, dtype=torch.bfloat16).to(device) for _ in range(4))
     empty_a, empty_out = (torch.empty(0, 64, dtype=torch.bfloat16, device=device) for _ in range(2))
@@ -264,6 +279,15 @@ def extern_calls_child(device: str) -> dict[str, float]:
     )
     mask = torch.ones(4, 1, 128, 128, dtype=torch.bool).tril().to(device)
     attention = _attention_op_calls(q, k, v, mask)
+    # A 3x3 convolution of the convnet's third stage (its host-bound size).
+    image, weight = (
+        torch.randn(*shape, dtype=torch.bfloat16)
+        .to(device)
+        .contiguous(memory_format=torch.channels_last)
+        for shape in ((8, 128, 4, 4), (128, 128, 3, 3))
+    )
+    conv_args = ((1, 1), (1, 1), (1, 1), False, (0, 0), 1)
+    grad = torch.ops.aten.convolution.default(image, weight, None, *conv_args)
     statements: dict[str, Callable[[], Any]] = {
         "view": lambda: a.view(4096),
         "empty_strided": lambda: torch.empty_strided((4096,), (1,), device=device),
@@ -278,6 +302,13 @@ def extern_calls_child(device: str) -> dict[str, float]:
         "eager sdpa, padding mask": lambda: torch.nn.functional.scaled_dot_product_attention(
             q, k, v, attn_mask=mask
         ),
+        "convolution, channels_last": lambda: torch.ops.aten.convolution.default(
+            image, weight, None, *conv_args
+        ),
+        "convolution backward, channels_last": lambda: torch.ops.aten.convolution_backward.default(
+            grad, image, weight, [0], *conv_args, [True, True, False]
+        ),
+        "argmax (boxed fallback on acc)": lambda: torch.argmax(a),
     }
     return _per_call_us(statements, min_run_time=0.5)
 
@@ -904,11 +935,12 @@ def render(results: dict[str, Any]) -> str:
     if calls is not None:
         lines += [
             "",
-            "| call, 64x64 bf16, each device in its own process | cuda us | acc us "
+            "| call, small bf16 sizes, each device in its own process | cuda us | acc us "
             "| acc - cuda us |",
             "|---|---|---|---|",
         ]
-        for name in EXTERN_CALLS:
+        # Results saved before a call joined the list lack it.
+        for name in (n for n in EXTERN_CALLS if n in calls["cuda"] and n in calls["acc"]):
             cuda_us, acc_us = calls["cuda"][name], calls["acc"][name]
             lines.append(f"| {name} | {cuda_us:.2f} | {acc_us:.2f} | {acc_us - cuda_us:+.2f} |")
     lb = results.get("launch_bound")
