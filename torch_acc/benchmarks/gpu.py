@@ -264,9 +264,7 @@ def extern_calls_child(device: str) -> dict[str, float]:
         # acc's convolutions keep channels-last once its interface has said it
         # has them, as Inductor asks before it compiles a convnet; unsettled,
         # they would convert every channels-last argument and result.
-        interface = get_interface_for_device("acc")
-        if hasattr(interface, "backend_features"):
-            interface.backend_features()
+        get_interface_for_device("acc").backend_features()
 
     a, b, c, bias = (torch.randn(64, 64, dtype=torch.bfloat16).to(device) for _ in range(4))
     empty_a, empty_out = (torch.empty(0, 64, dtype=torch.bfloat16, device=device) for _ in range(2))
@@ -287,7 +285,11 @@ def extern_calls_child(device: str) -> dict[str, float]:
         for shape in ((8, 128, 4, 4), (128, 128, 3, 3))
     )
     conv_args = ((1, 1), (1, 1), (1, 1), False, (0, 0), 1)
-    grad = torch.ops.aten.convolution.default(image, weight, None, *conv_args)
+
+    def convolution() -> torch.Tensor:
+        return torch.ops.aten.convolution.default(image, weight, None, *conv_args)
+
+    grad = convolution()
     statements: dict[str, Callable[[], Any]] = {
         "view": lambda: a.view(4096),
         "empty_strided": lambda: torch.empty_strided((4096,), (1,), device=device),
@@ -302,9 +304,7 @@ def extern_calls_child(device: str) -> dict[str, float]:
         "eager sdpa, padding mask": lambda: torch.nn.functional.scaled_dot_product_attention(
             q, k, v, attn_mask=mask
         ),
-        "convolution, channels_last": lambda: torch.ops.aten.convolution.default(
-            image, weight, None, *conv_args
-        ),
+        "convolution, channels_last": convolution,
         "convolution backward, channels_last": lambda: torch.ops.aten.convolution_backward.default(
             grad, image, weight, [0], *conv_args, [True, True, False]
         ),
