@@ -7,10 +7,14 @@ three rounds of 20 steps, counts the caching allocator's device allocations over
 then records three steps with torch.profiler (CPU and CUDA) into ``OUT.json.gz``. Run it
 once per device, each in a process of its own.
 
-``python torch_acc/benchmarks/trace_workload.py summarize A.json.gz [B.json.gz ...] [--inside OP]``:
-for each trace, the CUDA runtime and driver calls (count, total, longest), the operators
-and annotations with the most time, and with ``--inside``, every event inside the median
-call of ``OP`` on its thread: where two devices' host time for the same step parts.
+``python torch_acc/benchmarks/trace_workload.py summarize A.json.gz B.json.gz --inside OP``:
+for each trace, the CUDA runtime and driver calls (count, total, median, 90th percentile,
+longest) and the operators and annotations with the most time; then, for each ``--inside``
+operator, its outermost calls paired by order across the traces (the same step makes them
+in the same order): the medians of the whole call, of its time outside a nested call of
+the same operator (a backend's layer around its peer's kernel) and of that nested call,
+and the events inside one pair of calls. That is where two devices' host time for the
+same step parts.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import collections
 import gzip
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -36,7 +41,9 @@ ALLOCATOR_COUNTERS = ("num_device_alloc", "num_device_free", "num_alloc_retries"
 def _row(text: str) -> str:
     import gpu
 
-    matches = [name for name in gpu.WORKLOADS if text == name or text in name]
+    if text in gpu.WORKLOADS:  # an exact name may also be part of another row's
+        return text
+    matches = [name for name in gpu.WORKLOADS if text in name]
     if len(matches) != 1:
         raise SystemExit(f"error: {text!r} names {len(matches)} workload rows: {matches}")
     return matches[0]
@@ -58,8 +65,10 @@ def record(device: str, row: str, out: Path) -> None:
     fn, inputs, options = gpu._workload(kind, dtype, size, device, small=False)
     compiled = fn if options is None else torch.compile(fn, **options)
 
-    def step() -> Any:
-        with torch.enable_grad():
+    grad = torch.enable_grad() if kind in gpu.TRAINING_KINDS else torch.no_grad()
+
+    def step() -> Any:  # as gpu.py's workload child runs it
+        with grad:
             return compiled(*inputs)
 
     started = time.perf_counter()
@@ -98,7 +107,8 @@ def _events(path: Path) -> list[dict[str, Any]]:
 
 def _outermost(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The calls no other call of the list encloses on its thread (a
-    backend's kernel may call the same operator again on its peer)."""
+    backend's kernel may call the same operator again on its peer), in
+    the order they started."""
 
     def encloses(outer: dict[str, Any], inner: dict[str, Any]) -> bool:
         return (
@@ -108,7 +118,8 @@ def _outermost(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
             and inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"]
         )
 
-    return [call for call in calls if not any(encloses(other, call) for other in calls)]
+    outer = [call for call in calls if not any(encloses(other, call) for other in calls)]
+    return sorted(outer, key=lambda e: e["ts"])
 
 
 def _within(events: list[dict[str, Any]], span: dict[str, Any]) -> list[dict[str, Any]]:
@@ -117,16 +128,20 @@ def _within(events: list[dict[str, Any]], span: dict[str, Any]) -> list[dict[str
     inside = (
         e
         for e in events
-        if e["tid"] == span["tid"] and e["ts"] >= span["ts"] and e["ts"] + e["dur"] <= end
+        if e is not span
+        and e["tid"] == span["tid"]
+        and e["ts"] >= span["ts"]
+        and e["ts"] + e["dur"] <= end
     )
     return sorted(inside, key=lambda e: e["ts"])
 
 
-def summarize(path: Path, inside: str | None, top: int = 25) -> str:
-    """The runtime calls, the busiest operators and, for ``inside``, the
-    events within its median outermost call, as text."""
-    events = _events(path)
-    lines = [f"== {path.name}: {len(events)} events (3 steps)"]
+def _percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def _calls_table(events: list[dict[str, Any]], top: int) -> list[str]:
     calls: dict[str, list[float]] = collections.defaultdict(list)
     ops: dict[str, list[float]] = collections.defaultdict(list)
     for e in events:
@@ -134,23 +149,65 @@ def summarize(path: Path, inside: str | None, top: int = 25) -> str:
             calls[e["name"]].append(e["dur"])
         elif e.get("cat") in ("cpu_op", "user_annotation"):
             ops[e["name"]].append(e["dur"])
-    lines.append("CUDA runtime and driver calls: count, total us, longest us")
+    lines = ["CUDA runtime and driver calls: count, total, median, 90th percentile, longest (us)"]
     for name, took in sorted(calls.items(), key=lambda kv: -sum(kv[1]))[:top]:
-        lines.append(f"  {name[:60]:60s} {len(took):6d} {sum(took):10.1f} {max(took):8.1f}")
-    lines.append("operators and annotations: count, total us")
+        lines.append(
+            f"  {name[:54]:54s} {len(took):5d} {sum(took):9.1f} {statistics.median(took):6.2f}"
+            f" {_percentile(took, 0.9):6.2f} {max(took):7.1f}"
+        )
+    lines.append("operators and annotations: count, total (us)")
     for name, took in sorted(ops.items(), key=lambda kv: -sum(kv[1]))[:top]:
         lines.append(f"  {name[:70]:70s} {len(took):6d} {sum(took):10.1f}")
-    if inside:
-        outer = sorted(
-            _outermost([e for e in events if e["name"] == inside]), key=lambda e: e["dur"]
+    return lines
+
+
+def _own_and_nested(call: dict[str, Any], events: list[dict[str, Any]]) -> tuple[float, float]:
+    """A call's time outside a nested call of the same operator (a
+    backend's layer around its peer's kernel), and that nested call's."""
+    nested = [e for e in _within(events, call) if e["name"] == call["name"]]
+    inner = nested[0]["dur"] if nested else 0.0
+    return call["dur"] - inner, inner
+
+
+def _paired_calls(traces: dict[str, list[dict[str, Any]]], op: str) -> list[str]:
+    """``op``'s outermost calls in each trace, paired by their order (the
+    same step makes them in the same order): medians of the whole call, of
+    the time outside a nested call of the same operator and of that nested
+    call, and the events inside the call the first trace's median picks."""
+    calls = {name: _outermost([e for e in ev if e["name"] == op]) for name, ev in traces.items()}
+    counts = {len(found) for found in calls.values()}
+    if 0 in counts:
+        return [f"{op}: no calls in " + ", ".join(n for n, f in calls.items() if not f)]
+    if len(counts) != 1:
+        return [f"{op}: {sorted(counts)} calls in the traces, not one number; not paired"]
+    first = next(iter(calls.values()))
+    pick = sorted(range(len(first)), key=lambda i: first[i]["dur"])[len(first) // 2]
+    lines = [f"{op}, {len(first)} outermost calls per trace, paired by order (us):"]
+    for name, found in calls.items():
+        split = [_own_and_nested(call, traces[name]) for call in found]
+        lines.append(
+            f"  {name}: median call {statistics.median(c['dur'] for c in found):.1f}, outside a"
+            f" nested {op} {statistics.median(s[0] for s in split):.1f},"
+            f" the nested call {statistics.median(s[1] for s in split):.1f}"
         )
-        if not outer:
-            return "\n".join([*lines, f"no {inside} in this trace"])
-        median = outer[len(outer) // 2]
-        lines.append(f"inside the median of {len(outer)} outermost {inside}: us from its start, us")
-        for e in _within(events, median):
-            offset = e["ts"] - median["ts"]
-            lines.append(f"  +{offset:7.1f} {e['dur']:8.1f}  {e.get('cat')}: {e['name'][:80]}")
+    for name, found in calls.items():
+        call = found[pick]
+        lines.append(f"  {name}: inside call {pick} ({call['dur']:.1f}): us from its start, us")
+        for e in _within(traces[name], call):
+            offset = e["ts"] - call["ts"]
+            lines.append(f"    +{offset:7.1f} {e['dur']:8.1f}  {e.get('cat')}: {e['name'][:80]}")
+    return lines
+
+
+def summarize(paths: list[Path], inside: list[str], top: int = 25) -> str:
+    """Each trace's runtime calls and busiest operators, then, for each
+    operator in ``inside``, its calls paired across the traces, as text."""
+    traces = {path.name: _events(path) for path in paths}
+    lines: list[str] = []
+    for name, events in traces.items():
+        lines += [f"== {name}: {len(events)} events", *_calls_table(events, top)]
+    for op in inside:
+        lines += ["", *_paired_calls(traces, op)]
     return "\n".join(lines)
 
 
@@ -161,9 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     recording.add_argument("device", choices=("cuda", "acc"))
     recording.add_argument("row", help="a workload row of gpu.py, or a unique part of its name")
     recording.add_argument("out", type=Path, help="the trace to write (.json.gz)")
-    summary = verbs.add_parser("summarize", help="what traces hold, side by side")
+    summary = verbs.add_parser("summarize", help="what traces hold, and an operator's calls paired")
     summary.add_argument("traces", type=Path, nargs="+")
-    summary.add_argument("--inside", help="an operator whose median call to open up")
+    summary.add_argument(
+        "--inside", action="append", default=[], help="an operator whose calls to pair (repeatable)"
+    )
     args = parser.parse_args(argv)
     if args.verb == "record":
         if not torch.cuda.is_available():
@@ -173,8 +232,7 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit("error: record acc needs TORCH_ACC_MODE=cuda in the environment")
         record(args.device, args.row, args.out)
     else:
-        for path in args.traces:
-            print(summarize(path, args.inside))
+        print(summarize(args.traces, args.inside))
     return 0
 
 
