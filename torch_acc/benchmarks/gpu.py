@@ -657,6 +657,28 @@ def _workload(
     return model, moved, {}
 
 
+def compiled_step(name: str, device: str, small: bool = False) -> Callable[[], Any]:
+    """One step of the workload row ``name`` on ``device``, compiled as the
+    benchmark runs it: acc's Inductor backend registered, TF32 on for fp32
+    rows, gradients only for training rows."""
+    kind, dtype, size = WORKLOADS[name]
+    if device == "acc":
+        from torch_acc.registration import register_inductor_backend
+
+        register_inductor_backend()  # whichever slices discover it
+    if dtype == torch.float32:
+        torch.set_float32_matmul_precision("high")  # TF32, as Inductor recommends
+    fn, inputs, options = _workload(kind, dtype, size, device, small=small)
+    compiled = fn if options is None else torch.compile(fn, **options)
+    grad = torch.enable_grad() if kind in TRAINING_KINDS else torch.no_grad()
+
+    def step() -> Any:
+        with grad:
+            return compiled(*inputs)
+
+    return step
+
+
 def workload_child(
     name: str,
     device: str,
@@ -673,20 +695,7 @@ def workload_child(
     from torch._dynamo.utils import counters
     from torch._inductor.utils import run_and_get_code
 
-    kind, dtype, size = WORKLOADS[name]
-    if device == "acc":
-        from torch_acc.registration import register_inductor_backend
-
-        register_inductor_backend()  # whichever slices discover it
-    if dtype == torch.float32:
-        torch.set_float32_matmul_precision("high")  # TF32, as Inductor recommends
-    fn, inputs, options = _workload(kind, dtype, size, device, small=dry_run)
-    compiled = fn if options is None else torch.compile(fn, **options)
-    grad = torch.enable_grad() if kind in TRAINING_KINDS else torch.no_grad()
-
-    def step() -> Any:
-        with grad:
-            return compiled(*inputs)
+    step = compiled_step(name, device, small=dry_run)
 
     started = time.perf_counter()
     if first_call_profile:
@@ -1149,9 +1158,15 @@ def main(argv: list[str] | None = None) -> int:
     import torch_acc
 
     if args.dry_run:
-        for name, runs in bench_workloads(dry_run=True).items():
-            print(f"{name}: ran on the cpu, output norm {runs['cpu']['norm']:.4g}")
-        return 0
+        rows = bench_workloads(dry_run=True, only=args.workloads)
+        for name, runs in rows.items():
+            outcome = (
+                f"FAILED: {runs['error']}"
+                if "error" in runs
+                else f"ran on the cpu, output norm {runs['cpu']['norm']:.4g}"
+            )
+            print(f"{name}: {outcome}")
+        return int(any("error" in runs for runs in rows.values()))
 
     if torch_acc.mode != "cuda":
         print("error: acc is not over CUDA memory (TORCH_ACC_MODE=cuda)", file=sys.stderr)

@@ -26,7 +26,6 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,7 @@ def _row(text: str) -> str:
 
     if text in gpu.WORKLOADS:  # an exact name may also be part of another row's
         return text
-    matches = [name for name in gpu.WORKLOADS if text in name]
+    matches = gpu._selected(text)
     if len(matches) != 1:
         raise SystemExit(f"error: {text!r} names {len(matches)} workload rows: {matches}")
     return matches[0]
@@ -54,23 +53,8 @@ def record(device: str, row: str, out: Path) -> None:
     import gpu
     from torch.profiler import ProfilerActivity, profile
 
-    if device == "acc":
-        from torch_acc.registration import register_inductor_backend
-
-        register_inductor_backend()
     name = _row(row)
-    kind, dtype, size = gpu.WORKLOADS[name]
-    if dtype == torch.float32:
-        torch.set_float32_matmul_precision("high")
-    fn, inputs, options = gpu._workload(kind, dtype, size, device, small=False)
-    compiled = fn if options is None else torch.compile(fn, **options)
-
-    grad = torch.enable_grad() if kind in gpu.TRAINING_KINDS else torch.no_grad()
-
-    def step() -> Any:  # as gpu.py's workload child runs it
-        with grad:
-            return compiled(*inputs)
-
+    step = gpu.compiled_step(name, device)
     started = time.perf_counter()
     step()
     torch.cuda.synchronize()
@@ -92,11 +76,7 @@ def record(device: str, row: str, out: Path) -> None:
         for _ in range(3):
             step()
         torch.cuda.synchronize()
-    with tempfile.TemporaryDirectory() as scratch:
-        plain = Path(scratch) / "trace.json"
-        prof.export_chrome_trace(str(plain))
-        with gzip.open(out, "wb") as packed:
-            packed.write(plain.read_bytes())
+    prof.export_chrome_trace(str(out))  # gzipped where the name ends in .gz
     print(f"{device}: trace of 3 steps in {out}")
 
 
@@ -136,9 +116,10 @@ def _within(events: list[dict[str, Any]], span: dict[str, Any]) -> list[dict[str
     return sorted(inside, key=lambda e: e["ts"])
 
 
-def _percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+def _ninetieth(values: list[float]) -> float:
+    return (
+        statistics.quantiles(values, n=10, method="inclusive")[-1] if len(values) > 1 else values[0]
+    )
 
 
 def _calls_table(events: list[dict[str, Any]], top: int) -> list[str]:
@@ -153,7 +134,7 @@ def _calls_table(events: list[dict[str, Any]], top: int) -> list[str]:
     for name, took in sorted(calls.items(), key=lambda kv: -sum(kv[1]))[:top]:
         lines.append(
             f"  {name[:54]:54s} {len(took):5d} {sum(took):9.1f} {statistics.median(took):6.2f}"
-            f" {_percentile(took, 0.9):6.2f} {max(took):7.1f}"
+            f" {_ninetieth(took):6.2f} {max(took):7.1f}"
         )
     lines.append("operators and annotations: count, total (us)")
     for name, took in sorted(ops.items(), key=lambda kv: -sum(kv[1]))[:top]:
@@ -230,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.device == "acc" and os.environ.get("TORCH_ACC_MODE") != "cuda":
             # Read when torch_acc is imported, which may be at torch's own import.
             raise SystemExit("error: record acc needs TORCH_ACC_MODE=cuda in the environment")
+        if args.out.suffix != ".gz":
+            raise SystemExit(f"error: {args.out} must end in .json.gz (summarize reads gzip)")
         record(args.device, args.row, args.out)
     else:
         print(summarize(args.traces, args.inside))
