@@ -8,12 +8,13 @@ then records three steps with torch.profiler (CPU and CUDA) into ``OUT.json.gz``
 once per device, each in a process of its own.
 
 ``python torch_acc/benchmarks/trace_workload.py summarize A.json.gz B.json.gz --inside OP``:
-for each trace, the CUDA runtime and driver calls (count, total, median, 90th percentile,
-longest) and the operators and annotations with the most time; then, for each ``--inside``
-operator, its outermost calls paired by order across the traces (the same step makes them
-in the same order): the medians of the whole call, of its time outside a nested call of
-the same operator (a backend's layer around its peer's kernel) and of that nested call,
-and the events inside one pair of calls. That is where two devices' host time for the
+for each trace, its GPU kernels' time against the trace's span, the CUDA runtime and
+driver calls (count, total, median, 90th percentile, longest) and the operators and
+annotations with the most time; then, for each ``--inside`` operator, its outermost calls
+paired by order across the traces (the same step makes them in the same order): the
+medians of the whole call, of its time outside a nested call of the same operator (a
+backend's layer around its peer's kernel) and of that nested call, and the events inside
+one pair of calls. That is where two devices' host time for the
 same step parts.
 """
 
@@ -130,7 +131,14 @@ def _calls_table(events: list[dict[str, Any]], top: int) -> list[str]:
             calls[e["name"]].append(e["dur"])
         elif e.get("cat") in ("cpu_op", "user_annotation"):
             ops[e["name"]].append(e["dur"])
-    lines = ["CUDA runtime and driver calls: count, total, median, 90th percentile, longest (us)"]
+    kernels = [e["dur"] for e in events if e.get("cat") == "kernel"]
+    span = max(e["ts"] + e["dur"] for e in events) - min(e["ts"] for e in events)
+    # Kernel time well under the span: the host, not the device, set the pace.
+    lines = [
+        f"GPU kernels: {len(kernels)}, {sum(kernels):.1f} us on the device,"
+        f" in a trace of {span:.1f} us",
+        "CUDA runtime and driver calls: count, total, median, 90th percentile, longest (us)",
+    ]
     for name, took in sorted(calls.items(), key=lambda kv: -sum(kv[1]))[:top]:
         lines.append(
             f"  {name[:54]:54s} {len(took):5d} {sum(took):9.1f} {statistics.median(took):6.2f}"
