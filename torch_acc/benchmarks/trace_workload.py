@@ -132,8 +132,11 @@ def _calls_table(events: list[dict[str, Any]], top: int) -> list[str]:
         elif e.get("cat") in ("cpu_op", "user_annotation"):
             ops[e["name"]].append(e["dur"])
     kernels = [e["dur"] for e in events if e.get("cat") == "kernel"]
-    span = max(e["ts"] + e["dur"] for e in events) - min(e["ts"] for e in events)
-    # Kernel time well under the span: the host, not the device, set the pace.
+    # The span is the profiler's window, its own overhead included; kernel time
+    # well under it means the host set the pace.
+    span = max((e["ts"] + e["dur"] for e in events), default=0.0) - min(
+        (e["ts"] for e in events), default=0.0
+    )
     lines = [
         f"GPU kernels: {len(kernels)}, {sum(kernels):.1f} us on the device,"
         f" in a trace of {span:.1f} us",
@@ -189,7 +192,7 @@ def _paired_calls(traces: dict[str, list[dict[str, Any]]], op: str) -> list[str]
 
 
 def summarize(paths: list[Path], inside: list[str], top: int = 25) -> str:
-    """Each trace's runtime calls and busiest operators, then, for each
+    """Each trace's kernel time, runtime calls and busiest operators, then, for each
     operator in ``inside``, its calls paired across the traces, as text."""
     traces = {path.name: _events(path) for path in paths}
     lines: list[str] = []
