@@ -56,6 +56,7 @@ NO_BACKEND = "none"
 # whole in one process, in order (some rely on modules an earlier test imported).
 AS_UPSTREAM = ("--privateuse1-backend", NO_BACKEND, "--dist", "loadfile")
 SLICES = slice_folders()
+FOLLOWUPS = slice_folders(followups=True)
 
 nox.options.sessions = [
     "prepare",
@@ -63,6 +64,7 @@ nox.options.sessions = [
     "engine",
     "acc",
     *SLICES,
+    "followups",
     "stacked",
     "control",
     "conformance",
@@ -145,6 +147,21 @@ def _slice_session(name: str) -> None:
 
 for _name in SLICES:
     _slice_session(_name)
+
+
+@nox.session
+def followups(session: nox.Session) -> None:
+    """Each follow-up PR alone (with the slices it requires): its patch's tests,
+    with no backend; then the follow-up pages' examples, stacked."""
+    py = prepare_environment(session)
+    for name in FOLLOWUPS:
+        _check_overlay(session, py, name)
+        tests = _upstream_tests(session, py, name, only=name)
+        if not tests:
+            session.error(f"follow-up {name}'s patch carries no test")
+        _pytest(session, py, *tests, *AS_UPSTREAM, slices=name)
+    pages = sorted(p.name for p in (ROOT / "docs").glob("*_followups.md"))
+    _doctest(session, py, pages, slices="all")
 
 
 @nox.session
@@ -455,6 +472,8 @@ def _conformance_matrix(session: nox.Session, base: Base, backend: Path = ACC) -
         str(out / f"{name}.md"),
         "--json",
         str(out / f"{name}.json"),
+        # Each slice works alone for the backend, with only what it requires.
+        *(["--require-alone"] if base == PRIMARY else []),
         *session.posargs,
         external=True,
         env=COMPILE_ENV,

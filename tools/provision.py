@@ -94,13 +94,17 @@ def project_folders() -> dict[str, Path]:
     }
 
 
-def slice_folders() -> dict[str, Path]:
-    """Slice name -> folder, from the slice folders' entry points."""
+def slice_folders(followups: bool = False) -> dict[str, Path]:
+    """Slice name -> folder, from the slice folders' entry points: the slices,
+    or with ``followups`` the follow-up PRs (a follow-up's series lives in its
+    package's ``followups/<name>/``, rfc_shared.overlay.slices.Slice)."""
     found = {}
     for folder in project_folders().values():
         project = nox.project.load_toml(folder / "pyproject.toml").get("project", {})
         for name in project.get("entry-points", {}).get(SLICE_GROUP, {}):
-            found[name] = folder
+            is_followup = any(folder.glob(f"src/*/followups/{name}/"))
+            if is_followup == followups:
+                found[name] = folder
     return found
 
 

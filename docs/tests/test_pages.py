@@ -62,18 +62,34 @@ def toctrees(page: Path) -> dict[str, list[str]]:
 
 
 def declared_slices() -> set[str]:
+    """The slices the folders declare, follow-ups (``followups/<name>/``) aside."""
     names = set()
     for pyproject in ROOT.glob("*/pyproject.toml"):
         project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
-        names |= set(project.get("entry-points", {}).get("torch_rfc.slices", {}))
+        declared = project.get("entry-points", {}).get("torch_rfc.slices", {})
+        folder = pyproject.parent
+        names |= {n for n in declared if not any(folder.glob(f"src/*/followups/{n}/"))}
     return names
 
 
 SLICE_PAGES = toctrees(DOCS / "index.md").get("Slices", [])
+FOLLOWUP_PAGES = toctrees(DOCS / "index.md").get("Follow-up PRs", [])
+FOLLOWUP_SECTIONS = ["What it fixes", "Upstream status", "Design", "Review history", "The patch"]
 
 
 def test_the_slices_toctree_lists_every_declared_slice() -> None:
     assert sorted(SLICE_PAGES) == sorted(declared_slices())
+
+
+@pytest.mark.parametrize("name", FOLLOWUP_PAGES)
+def test_followup_page_has_the_queue_and_one_section_per_pr(name: str) -> None:
+    """A follow-up page opens with its PR queue, then one section per PR with
+    the same subsections."""
+    page = DOCS / f"{name}.md"
+    sections = headings(page, 2)
+    assert sections[0] == "PR queue"
+    assert len(sections) > 1
+    assert headings(page, 3) == FOLLOWUP_SECTIONS * (len(sections) - 1)
 
 
 def test_the_slice_tables_are_as_the_declarations_write_them() -> None:

@@ -24,7 +24,6 @@ from rfc_shared.testing.helpers import last_json, run_python, stock_and_overlaid
 rfc3 = pytest.mark.slice("rfc3")
 # What needs the follow-up series: the fast allocator, C++ kernels on a host
 # device (CppScheduling), the precompiled-header skip.
-followup = pytest.mark.slice("rfc3_followup")
 
 
 @pytest.fixture(autouse=True)
@@ -177,7 +176,7 @@ def test_the_autotune_variable_comes_from_the_interface(privateuse1_backend: str
 # -- generated code --------------------------------------------------------------
 
 
-@followup
+@pytest.mark.slice("fast_allocator")
 def test_gpu_mode_code_uses_guards_and_the_fast_allocator() -> None:
     from torch._inductor.utils import run_and_get_code
 
@@ -190,7 +189,7 @@ def test_gpu_mode_code_uses_guards_and_the_fast_allocator() -> None:
     assert "torch.acc._DeviceGuard(1)" in code
 
 
-@followup
+@pytest.mark.slice("fast_allocator")
 def test_host_mode_code_calls_cpp_kernels_and_passes_the_device_index() -> None:
     done = run_python(
         """
@@ -236,7 +235,7 @@ def host_report(*args: str) -> dict[str, dict]:
     return {r["case"]: r for r in lines}
 
 
-@followup
+@pytest.mark.slice("rfc3")
 def test_the_corpus_compiles_on_acc_in_host_mode() -> None:
     report = host_report()
     assert {name: r["status"] for name, r in report.items()} == {c.name: "ok" for c in CORPUS}
@@ -249,7 +248,7 @@ def test_the_corpus_compiles_on_acc_in_host_mode() -> None:
 CPP_WRAPPER_GAPS = {"transformer_block", "transformer_train_step", "masked_attention"}
 
 
-@followup
+@pytest.mark.slice("cpp_wrapper_headers")
 def test_the_corpus_compiles_on_acc_in_host_mode_with_the_cpp_wrapper() -> None:
     report = host_report("--options", json.dumps({"cpp_wrapper": True}))
     assert {name: r["status"] for name, r in report.items()} == {
@@ -296,7 +295,7 @@ def test_generated_code_for_cpu_is_identical_to_stock() -> None:
 # -- flex attention --------------------------------------------------------------
 
 
-@followup
+@pytest.mark.slice("flex_attention")
 @pytest.mark.parametrize("queries", [128, 4], ids=["attention", "decoding"])
 def test_flex_attention_compiles_on_acc_with_inductors_triton_templates(queries: int) -> None:
     """Flex attention asks acc's interface whether it is Triton capable instead
@@ -332,7 +331,7 @@ def test_flex_attention_compiles_on_acc_with_inductors_triton_templates(queries:
 # -- layout optimization ---------------------------------------------------------
 
 
-@followup
+@pytest.mark.slice("layout_opt")
 def test_a_convnet_on_acc_is_laid_out_as_its_convolutions_run() -> None:
     """acc's convolutions are ATen's overrideable ones, whose results fake
     tensors expect contiguous unless acc declares channels-last convolutions

@@ -182,6 +182,30 @@ def test_evidence_names_the_backend_as_lacking_once_the_slice_is_applied() -> No
     assert evidence.as_text({"rfc1.is_gpu": {"stock": {"status": "pass", "evidence": ""}}}) == ""
 
 
+def test_a_slice_that_fails_its_own_probe_alone_is_named() -> None:
+    from rfc_shared.conformance.matrix import failing_alone
+
+    def cell(status: str) -> dict[str, str]:
+        return {"status": status, "evidence": ""}
+
+    table = {
+        "rfc3.e2e_compile": {"stock": cell("fail"), "rfc3": cell("fail"), "stacked": cell("pass")},
+        "rfc1.is_gpu": {"stock": cell("fail"), "rfc1": cell("pass"), "rfc3": cell("fail")},
+        "rfc2.stream_tracing": {"rfc2": cell("n/a")},
+        "aoti.run": {"stock": cell("fail"), "stacked": cell("error")},
+        "rfc2.trace_rules": {"rfc2": cell("error")},
+    }
+    assert failing_alone(table) == ["rfc3.e2e_compile in rfc3: FAIL", "rfc2.trace_rules in rfc2: ERROR"]
+
+
+def test_follow_ups_get_no_matrix_column() -> None:
+    from rfc_shared.conformance import matrix
+
+    followups = [s.name for s in discover_slices().values() if s.followup_of]
+    assert followups
+    assert not set(followups) & set(matrix.columns())
+
+
 def test_progress_gives_each_column_its_time_and_what_is_left() -> None:
     from rfc_shared.conformance.matrix import estimate_left, progress_line
 

@@ -35,7 +35,7 @@ def test_a_probe_that_meets_a_missing_api_says_n_a_even_where_it_wraps_errors() 
         "    raise harness.NotApplicable('the backend has no interface to vary')\n"
         "harness.base_interface = missing\n"
     )
-    outcome = verdict("rfc3_followup.kernel_call_guard", setup)
+    outcome = verdict("rfc3.kernel_call_guard", setup)
     assert outcome == {"status": "n/a", "evidence": "the backend has no interface to vary"}
 
 

@@ -11,6 +11,7 @@ from rfc_shared.overlay.slices import (
     SliceError,
     discover_slices,
     for_base,
+    main_slices,
     resolve,
     stack_order,
 )
@@ -102,11 +103,27 @@ def test_each_slice_is_named_after_its_folder() -> None:
     """One naming rule: a slice's key (its nox session, its TORCH_RFC_SLICES
     value) is its folder's name after ``rfc``: the number for a numbered RFC
     (rfc1_identity: rfc1), the topic otherwise (rfc_lazy_reg: lazy_reg); a
-    follow-up series declared in the same folder adds ``_followup``."""
+    follow-up PR declared in the same folder is named by its series folder,
+    ``followups/<name>``, and follows the slice of its package."""
     installed = discover_slices()
     assert installed
     for key, found in installed.items():
         number = re.fullmatch(r"rfc(\d+)_\w+", found.package)
         stem = f"rfc{number[1]}" if number else found.package.removeprefix("rfc_")
-        want = stem + ("_followup" if found.patches_folder == "followup" else "")
-        assert key == want, f"{found.package}: slice {key!r}; the naming rule gives {want!r}"
+        if found.followup_of:
+            assert found.patches_folder == f"followups/{key}", found
+            assert found.followup_of == stem, f"{key} follows {found.followup_of!r}, not {stem!r}"
+            continue
+        assert key == stem, f"{found.package}: slice {key!r}; the naming rule gives {stem!r}"
+
+
+def test_a_followup_requires_the_slice_it_follows(tmp_path) -> None:
+    with pytest.raises(SliceError, match="must require the slice it follows"):
+        Slice(name="extra", package="pkg", followup_of="rfc9", patches_root=tmp_path)
+    made = Slice(
+        name="extra", package="pkg", requires=("rfc9",), followup_of="rfc9", patches_root=tmp_path
+    )
+    assert made.patches_folder == "followups/extra"
+    assert main_slices([made, Slice(name="rfc9", package="pkg", patches_root=tmp_path)]) == [
+        Slice(name="rfc9", package="pkg", patches_root=tmp_path)
+    ]

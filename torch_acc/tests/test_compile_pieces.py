@@ -84,7 +84,7 @@ def test_acc_declares_graph_capture_only_over_cuda_memory() -> None:
     assert DeviceInterface.graph_pool_handle is torch.cuda.graph_pool_handle
 
 
-@pytest.mark.slice("rfc3_followup")
+@pytest.mark.slice("static_launcher")
 def test_acc_registers_a_static_launcher_only_over_cuda_memory() -> None:
     from torch._inductor.runtime.static_triton_launcher import (
         StaticallyLaunchedCudaKernel,

@@ -263,7 +263,7 @@ def test_a_channels_last_bf16_convnet_step_keeps_cudnns_layout_on_acc() -> None:
         torch.testing.assert_close(got.grad, want.grad, **tol)
 
 
-@pytest.mark.slice("rfc3_followup")
+@pytest.mark.slice("static_launcher")
 def test_acc_kernels_compiled_in_subprocesses_launch_through_cudas_static_launcher(
     monkeypatch,
 ) -> None:

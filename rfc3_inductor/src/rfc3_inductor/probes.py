@@ -328,7 +328,7 @@ def _two_pass_gate() -> str:
 
 
 @probe(
-    "rfc3_followup.kernel_call_guard",
+    "rfc3.kernel_call_guard",
     "generated code enters the device's kernel_call_guard around each non-Triton kernel call",
 )
 def _kernel_call_guard() -> str:

@@ -14,7 +14,7 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
-from ..overlay.slices import Slice, discover_slices, stack_order
+from ..overlay.slices import Slice, discover_slices, main_slices, stack_order
 from .workflow import project_root, slice_source_dir
 
 
@@ -36,7 +36,10 @@ def _slice_folders(root: Path, slices: list[Slice]) -> str:
     for s in slices:
         by_folder.setdefault(slice_source_dir(root, s), []).append(s)
     for folder, held in by_folder.items():
-        what = "; ".join(f"`{s.name}` ({s.issue}): {s.summary}" for s in held)
+        what = "; ".join(f"`{s.name}` ({s.issue}): {s.summary}" for s in main_slices(held))
+        followups = [f"`{s.name}`" for s in held if s.followup_of]
+        if followups:
+            what += f"; follow-up PRs {', '.join(followups)}"
         rows.append(f"| `{folder.name}/` | `{_distribution(folder)}` | {what} |")
     return "\n".join(rows) + "\n"
 
@@ -44,13 +47,35 @@ def _slice_folders(root: Path, slices: list[Slice]) -> str:
 def _slice_index(root: Path, slices: list[Slice]) -> str:
     """docs/index.md: the slices with their pages."""
     rows = ["| slice | sub-RFC | what it changes |", "|---|---|---|"]
-    rows += [f"| `{s.name}` | {s.issue} | {s.summary} ({{doc}}`{s.name}`) |" for s in slices]
+    rows += [
+        f"| `{s.name}` | {s.issue} | {s.summary} ({{doc}}`{s.name}`) |" for s in main_slices(slices)
+    ]
+    return "\n".join(rows) + "\n"
+
+
+def followup_page(parent: str) -> str:
+    """The docs page of the follow-up PRs of slice ``parent``."""
+    return f"{parent}_followups"
+
+
+def _followup_queue(root: Path, slices: list[Slice]) -> str:
+    """docs/index.md: every follow-up PR, with the slice it follows."""
+    rows = ["| follow-up PR | follows | upstream | what it changes |", "|---|---|---|---|"]
+    rows += [
+        f"| `{s.name}` | `{s.followup_of}` | {s.issue} | {s.summary} "
+        f"({{doc}}`{followup_page(s.followup_of)}`) |"
+        for s in slices
+        if s.followup_of
+    ]
     return "\n".join(rows) + "\n"
 
 
 def _slice_toctree(root: Path, slices: list[Slice]) -> str:
     """docs/index.md: the slice pages, in stack order."""
-    lines = ["```{toctree}", ":caption: Slices", ":maxdepth: 2", "", *(s.name for s in slices)]
+    lines = ["```{toctree}", ":caption: Slices", ":maxdepth: 2", ""]
+    lines += [s.name for s in main_slices(slices)]
+    pages = dict.fromkeys(followup_page(s.followup_of) for s in slices if s.followup_of)
+    lines += ["```", "", "```{toctree}", ":caption: Follow-up PRs", ":maxdepth: 2", "", *pages]
     return "\n".join([*lines, "```"]) + "\n"
 
 
@@ -58,6 +83,7 @@ KINDS: dict[str, Callable[[Path, list[Slice]], str]] = {
     "slice-folders": _slice_folders,
     "slice-index": _slice_index,
     "slice-toctree": _slice_toctree,
+    "followup-queue": _followup_queue,
 }
 
 

@@ -92,7 +92,8 @@ def slice_source_dir(root: Path, s: Slice) -> Path:
             f"slice {s.name!r}: expected one {s.package}/{s.patches_folder} folder under "
             f"{root}, found {len(found)}"
         )
-    return found[0].parents[2]
+    # <folder>/src/<package>/<patches_folder>, which may be nested (followups/<name>)
+    return found[0].parents[1 + len(Path(s.patches_folder).parts)]
 
 
 def from_source(root: Path, s: Slice) -> Slice:

@@ -41,10 +41,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--markdown", type=Path, help="also write the table as Markdown")
     parser.add_argument("--json", type=Path, help="also write the table, with evidence, as JSON")
     parser.add_argument("--list", action="store_true", help="list the probes and exit")
+    parser.add_argument(
+        "--require-alone",
+        action="store_true",
+        help="exit 1 unless each slice's probes pass (or are n/a) in that slice's own column "
+        "(with --matrix): every slice works alone, with only the slices it requires",
+    )
     args = parser.parse_args(argv)
 
     if args.columns and not args.matrix:
         parser.error("--columns selects matrix columns: use it with --matrix")
+    if args.require_alone and not args.matrix:
+        parser.error("--require-alone reads each slice's own column: use it with --matrix")
     if args.backend:
         os.environ[ENV_BACKEND] = args.backend  # the matrix's columns inherit it
     base = _installed_base()
@@ -89,6 +97,13 @@ def main(argv: list[str] | None = None) -> int:
         print(matrices.as_text(table))
         if found := evidence.as_text(table):
             print(found)
+    if args.require_alone and (broken := matrices.failing_alone(table)):
+        print(
+            "slices that do not work alone (their own probe fails in their own column):\n"
+            + "".join(f"  {line}\n" for line in broken),
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -24,13 +24,28 @@ Matrix = dict[str, dict[str, dict[str, str]]]  # probe -> column -> {status, evi
 
 def columns() -> list[str]:
     """``stock``, every installed slice that has a series for the installed
-    torch, in stack order, ``stacked``."""
+    torch, in stack order, ``stacked``. Follow-ups get no column: each is one
+    upstream PR beyond its slice's asks, in the ``stacked`` column."""
     from rfc_shared.overlay.base import installed_torch_base
-    from rfc_shared.overlay.slices import discover_slices, stack_order
+    from rfc_shared.overlay.slices import discover_slices, main_slices, stack_order
 
     base = installed_torch_base()
-    served = (s.name for s in stack_order(discover_slices().values()) if base in s.bases)
+    slices = stack_order(main_slices(discover_slices().values()))
+    served = (s.name for s in slices if base in s.bases)
     return ["stock", *served, "stacked"]
+
+
+def failing_alone(table: Matrix) -> list[str]:
+    """Each probe that fails or errs in the column of the slice it belongs to
+    (its name's prefix), as ``probe in column: status``: what a slice, applied
+    with only the slices it requires, leaves broken. A probe whose slice has no
+    column in ``table`` is not judged."""
+    found = []
+    for probe, cells in table.items():
+        own = cells.get(probe.split(".", 1)[0])
+        if own is not None and own["status"] in ("fail", "error"):
+            found.append(f"{probe} in {probe.split('.', 1)[0]}: {SYMBOLS[own['status']]}")
+    return found
 
 
 def _selection(column: str) -> str:

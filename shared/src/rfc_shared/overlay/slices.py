@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "torch_rfc.slices"
 SERIES_FILE = "series"
+FOLLOWUPS_FOLDER = "followups"
 
 
 class SliceError(RuntimeError):
@@ -59,10 +60,13 @@ class Slice:
         stack_after: Names of slices that, when they are applied too, go
             before this one (an order among independent slices, so that a
             stacked overlay is the same whatever the selection).
-        patches_folder: The package folder holding the series. A sub-RFC's
-            follow-up series (what is not the RFC's ask, reviewed and exported
-            apart) is a slice of its own in the same package, with its own
-            folder, requiring the slice it follows.
+        patches_folder: The package folder holding the series (default:
+            ``patches``, and ``followups/<name>`` for a follow-up).
+        followup_of: For a follow-up PR, the slice it follows: what a backend
+            met beyond that slice's RFC asks, one upstream PR per follow-up,
+            reviewed and exported alone. A follow-up lives in the package of
+            the slice it follows, requires it, and has no conformance column
+            or nox session of its own (``nox -s followups`` tests each alone).
         issue: The upstream thread the slice answers (``#189135``, or
             ``beyond #189137`` for what goes past an RFC's asks).
         summary: What it changes, in a line of Markdown: the README's and the
@@ -80,8 +84,17 @@ class Slice:
     patches_folder: str = "patches"
     issue: str = ""
     summary: str = ""
+    followup_of: str = ""
 
     def __post_init__(self) -> None:
+        if self.followup_of:
+            if self.followup_of not in self.requires:
+                raise SliceError(
+                    f"follow-up {self.name!r} must require the slice it follows, "
+                    f"{self.followup_of!r}"
+                )
+            if self.patches_folder == "patches":
+                object.__setattr__(self, "patches_folder", f"{FOLLOWUPS_FOLDER}/{self.name}")
         if self.bases is None:
             object.__setattr__(self, "bases", self._series_bases())
 
@@ -175,6 +188,12 @@ def discover_slices() -> dict[str, Slice]:
             declared = dataclasses.replace(declared, version=ep.dist.version)
         found[ep.name] = declared
     return found
+
+
+def main_slices(slices: Iterable[Slice]) -> list[Slice]:
+    """The slices that are not follow-ups: the conformance matrix's columns,
+    the docs' slice pages, one nox session each."""
+    return [s for s in slices if not s.followup_of]
 
 
 def stack_order(slices: Iterable[Slice]) -> list[Slice]:
