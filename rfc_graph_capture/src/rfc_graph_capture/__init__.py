@@ -15,8 +15,7 @@ from rfc_shared.overlay.slices import Slice
 SLICE = Slice(
     name="graph_capture",
     package=__name__,
-    requires=("registry_core", "rfc1"),
-    stack_after=("backend_feature",),
+    requires=("registry_core", "rfc1", "backend_feature"),
     title='Graph capture (mode="reduce-overhead") through the DeviceInterface registry',
     issue="beyond the seed, #193803",
     summary='`mode="reduce-overhead"` for any device whose interface declares graph capture',
