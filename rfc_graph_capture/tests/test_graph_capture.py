@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import torch
 
-from rfc_shared.conformance.harness import register, variant
+from rfc_shared.conformance.harness import base_interface, register, variant
 
 
 pytestmark = pytest.mark.slice("graph_capture")
@@ -68,6 +68,8 @@ class _Graph:
 def capturing(log: list[Any]) -> type:
     """acc's interface plus graph capture whose operations log their calls."""
     import torch_acc
+    from torch._dynamo.device_interface import BackendFeature
+    from torch._dynamo.graph_capture_interface import GraphCaptureInterface
 
     state = object()
 
@@ -87,19 +89,28 @@ def capturing(log: list[Any]) -> type:
     def set_graph_pool_state(device: int, pool_state: object, live: list, dead: list) -> None:
         log.append(("set_graph_pool_state", pool_state is state, len(live), len(dead)))
 
-    return variant(
-        supports_graph_capture=lambda: True,
-        Graph=lambda: _Graph(log),
-        graph_capture=graph_capture,
-        graph_pool_handle=lambda: (0, 7),
-        allocate_to_graph_pool=allocate_to_graph_pool,
-        get_graph_pool_state=lambda device, pool: log.append("get_graph_pool_state") or state,
-        set_graph_pool_state=set_graph_pool_state,
-        check_graph_pool_live_allocations=lambda device, pool, ptrs: True,
-        memory_snapshot=lambda: [],
-        owns_graph_pool_block=lambda storage: True,
+    class Operations(GraphCaptureInterface):
+        def Graph(self) -> _Graph:  # noqa: N802
+            return _Graph(log)
+
+        capture = staticmethod(graph_capture)
+        graph_pool_handle = staticmethod(lambda: (0, 7))
+        allocate_to_graph_pool = staticmethod(allocate_to_graph_pool)
+        get_graph_pool_state = staticmethod(
+            lambda device, pool: log.append("get_graph_pool_state") or state
+        )
+        set_graph_pool_state = staticmethod(set_graph_pool_state)
+        check_graph_pool_live_allocations = staticmethod(lambda device, pool, ptrs: True)
+        memory_snapshot = staticmethod(lambda: [])
+        owns_graph_pool_block = staticmethod(lambda storage: True)
         # A real pool would take the block back; acc's host memory stays with its owner.
-        free_graph_pool_block=lambda storage: log.append("free_graph_pool_block"),
+        free_graph_pool_block = staticmethod(lambda storage: log.append("free_graph_pool_block"))
+
+    operations = Operations()
+    declared = base_interface().backend_features() | {BackendFeature.GRAPH_CAPTURE}
+    return variant(
+        backend_features=lambda device=None: set(declared),
+        graph_capture=lambda: operations,
     )
 
 

@@ -76,12 +76,15 @@ def test_the_interface_adds_acc_to_the_cpp_options_of_its_memory() -> None:
 
 
 def test_acc_declares_graph_capture_only_over_cuda_memory() -> None:
-    from torch_acc._dynamo.device_interface import DeviceInterface
+    from torch_acc._dynamo.device_interface import _GRAPHS, DeviceInterface
 
-    assert DeviceInterface.supports_graph_capture() == (torch_acc.mode == "cuda")
-    # Over CUDA memory every graph member is CUDA's (torch_acc/tests/test_cuda_mode.py).
-    assert DeviceInterface.Graph is torch.cuda.CUDAGraph
-    assert DeviceInterface.graph_pool_handle is torch.cuda.graph_pool_handle
+    over_cuda = torch_acc.mode == "cuda"
+    assert DeviceInterface.graph_capture() is (_GRAPHS if over_cuda else None)
+    # The name the 2.13.0 and 2.11.0 series ask.
+    assert DeviceInterface.supports_graph_capture() == over_cuda
+    # Over CUDA memory every graph operation is CUDA's (torch_acc/tests/test_cuda_mode.py).
+    assert _GRAPHS.Graph is DeviceInterface.Graph is torch.cuda.CUDAGraph
+    assert _GRAPHS.graph_pool_handle is torch.cuda.graph_pool_handle
 
 
 @pytest.mark.slice("static_launcher")

@@ -25,16 +25,59 @@ def _unused(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("the probe records no graph")
 
 
+def _grouped() -> bool:
+    """Whether the torch in use takes graph operations from the interface's
+    graph_capture() (the 2.15.0 series) rather than from the interface itself
+    (the 2.13.0 and 2.11.0 series)."""
+    registry = importlib.import_module("torch._dynamo.device_interface")
+    return hasattr(registry.DeviceInterface, "graph_capture")
+
+
 def _graph_capture_stubs() -> dict[str, Any]:
     """Stand-ins for what the torch in use requires of an interface that
     declares graph capture (nothing on stock torch) and the backend's does not
     implement: the gate probe never records, so they are never called."""
     registry = importlib.import_module("torch._dynamo.device_interface")
-    required = getattr(registry, "_GRAPH_CAPTURE_INTERFACE_MEMBERS", ())
+    required = getattr(
+        registry,
+        "_GRAPH_CAPTURE_INTERFACE_METHODS",
+        getattr(registry, "_GRAPH_CAPTURE_INTERFACE_MEMBERS", ()),
+    )
     return {name: _unused for name in required if not implements(base_interface(), name)}
 
 
+def _declaring(declared: bool) -> type:
+    """A variant of the backend's interface that declares graph capture or not."""
+    stubs = _graph_capture_stubs()
+    if not _grouped():
+        if declared:
+            return variant(supports_graph_capture=lambda: True, **stubs)
+        return variant(supports_graph_capture=lambda: False)
+    operations = importlib.import_module("torch._dynamo.graph_capture_interface")
+    feature = importlib.import_module("torch._dynamo.device_interface").BackendFeature
+    base = base_interface()
+    if not declared:
+        return variant(
+            graph_capture=lambda: None,
+            backend_features=lambda device=None: base.backend_features(device)
+            - {feature.GRAPH_CAPTURE},
+        )
+    stand_ins = type(
+        "ProbeGraphCapture",
+        (operations.GraphCaptureInterface,),
+        {name: staticmethod(_unused) for name in operations._REQUIRED_MEMBERS},
+    )()
+    return variant(
+        graph_capture=lambda: stand_ins,
+        backend_features=lambda device=None: base.backend_features(device)
+        | {feature.GRAPH_CAPTURE},
+        **stubs,
+    )
+
+
 def _declares_graph_capture(interface: type) -> bool:
+    if _grouped():
+        return interface.graph_capture() is not None
     declared = getattr(interface, "supports_graph_capture", None)
     return bool(declared and declared())
 
@@ -48,11 +91,10 @@ def _gate() -> str:
     if not exposes_streams(base_interface()):
         raise NotApplicable(f"{device.type} has no streams to capture graphs on")
     node = torch.fx.Graph().placeholder("x")
-    stubs = _graph_capture_stubs()
     answers = ask_each(
         lambda: utils.check_multiple_devices_or_any_cpu_nodes({device: node}),
-        declares=variant(supports_graph_capture=lambda: True, **stubs),
-        silent=variant(supports_graph_capture=lambda: False),
+        declares=_declaring(True),
+        silent=_declaring(False),
     )
     check(answers["declares"] is None, f"declaring graph capture: {answers['declares']}")
     check(answers["silent"] is not None, "a device that does not declare it is recorded")

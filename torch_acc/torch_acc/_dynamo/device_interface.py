@@ -23,18 +23,21 @@ from .._mode import is_cuda_mode, is_gpu_mode
 _CUDA_DEVICE_TYPE = 1
 
 
-def _cuda() -> Any:
-    """CUDA's DeviceInterface: what graph trees call on cuda. Imported when a
-    graph is recorded, when Dynamo is loaded anyway."""
+def _cuda_graphs() -> Any:
+    """CUDA's graph capture operations, as graph trees call them on cuda:
+    ``CudaInterface.graph_capture()`` in the 2.15.0 series, CudaInterface
+    itself in the 2.13.0 and 2.11.0 series. Imported when a graph is recorded,
+    when Dynamo is loaded anyway."""
     from torch._dynamo.device_interface import CudaInterface
 
-    return CudaInterface
+    graph_capture = getattr(CudaInterface, "graph_capture", None)
+    return CudaInterface if graph_capture is None else graph_capture()
 
 
 def _cuda_member(name: str, earlier: str) -> Any:
-    """CudaInterface's graph-capture member ``name``; the 2.13.0 and 2.11.0
-    series of the graph_capture slice call it ``earlier``."""
-    cuda = _cuda()
+    """CUDA's graph capture operation ``name``; the 2.13.0 and 2.11.0 series of
+    the graph_capture slice call it ``earlier``."""
+    cuda = _cuda_graphs()
     return getattr(cuda, name) if hasattr(cuda, name) else getattr(cuda, earlier)
 
 
@@ -45,6 +48,84 @@ def _cuda_stream(stream: torch.Stream) -> torch.cuda.Stream:
         device_index=stream.device_index,
         device_type=_CUDA_DEVICE_TYPE,
     )
+
+
+class _AccGraphCapture:
+    """acc's graph capture operations (``DeviceInterface.graph_capture()``,
+    duck-typed like the interface). Over CUDA memory acc's kernels run on CUDA
+    streams and its memory comes from CUDA's caching allocator, so CUDA graphs
+    record them and CUDA's graph pools hold their memory: every operation is
+    CUDA's, acc:i being CUDA device i."""
+
+    Graph = torch.cuda.CUDAGraph
+    graph_pool_handle = staticmethod(torch.cuda.graph_pool_handle)
+    memory_snapshot = staticmethod(torch.cuda.memory_snapshot)
+
+    def capture(
+        self,
+        graph: torch.cuda.CUDAGraph,
+        pool: tuple[int, int] | None = None,
+        stream: torch.Stream | None = None,
+        capture_error_mode: str = "global",
+    ) -> torch.cuda.graph:
+        return torch.cuda.graph(
+            graph,
+            pool=pool,
+            stream=None if stream is None else _cuda_stream(stream),
+            capture_error_mode=capture_error_mode,
+        )
+
+    def allocate_to_graph_pool(self, device: int, pool: tuple[int, int]) -> Any:
+        return _cuda_member("allocate_to_graph_pool", "use_graph_pool")(device, pool)
+
+    def get_graph_pool_state(self, device: int, pool: tuple[int, int]) -> Any:
+        return _cuda_graphs().get_graph_pool_state(device, pool)
+
+    def set_graph_pool_state(
+        self, device: int, state: Any, live_storages: list[int], dead_data_ptrs: list[int]
+    ) -> None:
+        _cuda_graphs().set_graph_pool_state(device, state, live_storages, dead_data_ptrs)
+        # CUDA's allocator gave the live storages DataPtrs of its own, which
+        # say CUDA; an acc tensor can only be set on a storage that says acc.
+        _C._label_storages_as_acc(live_storages, device)
+
+    def check_graph_pool_live_allocations(
+        self, device: int, pool: tuple[int, int], data_ptrs: set[int]
+    ) -> bool:
+        return _cuda_graphs().check_graph_pool_live_allocations(device, pool, data_ptrs)
+
+    # acc's blocks are CUDA's caching allocator's, with its deleter.
+    def owns_graph_pool_block(self, storage: int) -> bool:
+        return _cuda_member("owns_graph_pool_block", "has_standard_deleter")(storage)
+
+    def free_graph_pool_block(self, storage: int) -> None:
+        _cuda_member("free_graph_pool_block", "free_and_remove_deleter")(storage)
+
+    def recording_setup_context(self, *, warmup: bool) -> Any:
+        # acc's matmuls and convolutions are cuBLAS's and cuDNN's.
+        if not is_cuda_mode():
+            return contextlib.nullcontext()
+        return _cuda_member("recording_setup_context", "graph_recording_guard")(warmup=warmup)
+
+    def recording_execution_context(self, *, capture: bool, record_history: bool = False) -> Any:
+        if not is_cuda_mode():
+            return contextlib.nullcontext()
+        execution = _cuda_member("recording_execution_context", "graph_recording_modes")
+        return execution(capture=capture, record_history=record_history)
+
+    def tensor_from_storage(
+        self, metadata: dict[str, Any], storage: torch.UntypedStorage
+    ) -> torch.Tensor:
+        return _C._tensor_from_storage(
+            storage,
+            metadata["dtype"],
+            metadata["size"],
+            metadata["stride"],
+            metadata["storage_offset"],
+        )
+
+
+_GRAPHS = _AccGraphCapture()
 
 
 def settle_convolution_layout(keep_channels_last: bool) -> bool:
@@ -100,8 +181,9 @@ class DeviceInterface:
             return acc.get_device_properties(device)
 
     # The runtime functions are torch.acc's own, as CudaInterface binds
-    # torch.cuda's: Dynamo recognizes a call to torch.acc.current_stream() as
-    # this slot and traces it like torch.cuda.current_stream().
+    # torch.cuda's. Each behaves like torch.cuda's function of the same name,
+    # so acc names them all in dynamo_traced_methods: Dynamo then traces a
+    # call of torch.acc.current_stream() like torch.cuda.current_stream().
     current_device = staticmethod(acc.current_device)
     set_device = staticmethod(acc.set_device)
     device_count = staticmethod(acc.device_count)
@@ -116,6 +198,17 @@ class DeviceInterface:
     # guard), and the dtype tensor classes it puts in the graph.
     dynamo_constant_fold_fns = (acc.is_available, acc.get_device_properties)
     dynamo_constant_fold_fns_need_guards = (acc.current_device,)
+    dynamo_traced_methods = (
+        "current_device",
+        "set_device",
+        "device_count",
+        "is_available",
+        "stream",
+        "current_stream",
+        "set_stream",
+        "synchronize",
+        "get_device_properties",
+    )
     dynamo_tensor_classes = acc.tensor_classes
 
     @staticmethod
@@ -221,98 +314,29 @@ class DeviceInterface:
                 "through the 'triton.backends' entry point"
             )
 
-    # Graph capture (torch.compile(mode="reduce-overhead")). Over CUDA memory
-    # acc's kernels run on CUDA streams and its memory comes from CUDA's
-    # caching allocator, so CUDA graphs record them and CUDA's graph pools
-    # hold their memory: every member is CUDA's (torch.cuda's, through the
-    # CudaInterface of the torch in use), acc:i being CUDA device i. Over host
-    # memory acc has no graphs and declares none.
+    # Graph capture (torch.compile(mode="reduce-overhead")): over CUDA memory
+    # the operations of _GRAPHS (CUDA's), declared as BackendFeature.GRAPH_CAPTURE
+    # in backend_features(); over host memory acc has no graphs and declares none.
+    @staticmethod
+    def graph_capture() -> _AccGraphCapture | None:
+        return _GRAPHS if is_cuda_mode() else None
+
+    # The 2.13.0 and 2.11.0 series of the graph_capture slice ask the interface
+    # itself for these, by these names.
     @staticmethod
     def supports_graph_capture() -> bool:
         return is_cuda_mode()
 
     Graph = torch.cuda.CUDAGraph
-
-    @staticmethod
-    def graph_capture(
-        graph: torch.cuda.CUDAGraph,
-        pool: tuple[int, int] | None = None,
-        stream: torch.Stream | None = None,
-        capture_error_mode: str = "global",
-    ) -> torch.cuda.graph:
-        return torch.cuda.graph(
-            graph,
-            pool=pool,
-            stream=None if stream is None else _cuda_stream(stream),
-            capture_error_mode=capture_error_mode,
-        )
-
+    graph = staticmethod(_GRAPHS.capture)
     graph_pool_handle = staticmethod(torch.cuda.graph_pool_handle)
     memory_snapshot = staticmethod(torch.cuda.memory_snapshot)
-
-    @staticmethod
-    def allocate_to_graph_pool(device: int, pool: tuple[int, int]) -> Any:
-        return _cuda_member("allocate_to_graph_pool", "use_graph_pool")(device, pool)
-
-    @staticmethod
-    def get_graph_pool_state(device: int, pool: tuple[int, int]) -> Any:
-        return _cuda().get_graph_pool_state(device, pool)
-
-    @staticmethod
-    def set_graph_pool_state(
-        device: int, state: Any, live_storages: list[int], dead_data_ptrs: list[int]
-    ) -> None:
-        _cuda().set_graph_pool_state(device, state, live_storages, dead_data_ptrs)
-        # CUDA's allocator gave the live storages DataPtrs of its own, which
-        # say CUDA; an acc tensor can only be set on a storage that says acc.
-        _C._label_storages_as_acc(live_storages, device)
-
-    @staticmethod
-    def tensor_from_storage(
-        metadata: dict[str, Any], storage: torch.UntypedStorage
-    ) -> torch.Tensor:
-        return _C._tensor_from_storage(
-            storage,
-            metadata["dtype"],
-            metadata["size"],
-            metadata["stride"],
-            metadata["storage_offset"],
-        )
-
-    @staticmethod
-    def check_graph_pool_live_allocations(
-        device: int, pool: tuple[int, int], data_ptrs: set[int]
-    ) -> bool:
-        return _cuda().check_graph_pool_live_allocations(device, pool, data_ptrs)
-
-    # acc's blocks are CUDA's caching allocator's, with its deleter.
-    @staticmethod
-    def owns_graph_pool_block(storage: int) -> bool:
-        return _cuda_member("owns_graph_pool_block", "has_standard_deleter")(storage)
-
-    @staticmethod
-    def free_graph_pool_block(storage: int) -> None:
-        _cuda_member("free_graph_pool_block", "free_and_remove_deleter")(storage)
-
-    @staticmethod
-    def graph_recording_setup_context(*, warmup: bool) -> Any:
-        # acc's matmuls and convolutions are cuBLAS's and cuDNN's.
-        if not is_cuda_mode():
-            return contextlib.nullcontext()
-        setup = _cuda_member("graph_recording_setup_context", "graph_recording_guard")
-        return setup(warmup=warmup)
-
-    @staticmethod
-    def graph_recording_execution_context(*, capture: bool, record_history: bool = False) -> Any:
-        if not is_cuda_mode():
-            return contextlib.nullcontext()
-        execution = _cuda_member("graph_recording_execution_context", "graph_recording_modes")
-        return execution(capture=capture, record_history=record_history)
-
-    # The 2.13.0 and 2.11.0 series of the graph_capture slice ask these names.
-    graph = graph_capture
-    use_graph_pool = allocate_to_graph_pool
-    has_standard_deleter = owns_graph_pool_block
-    free_and_remove_deleter = free_graph_pool_block
-    graph_recording_guard = graph_recording_setup_context
-    graph_recording_modes = graph_recording_execution_context
+    use_graph_pool = staticmethod(_GRAPHS.allocate_to_graph_pool)
+    get_graph_pool_state = staticmethod(_GRAPHS.get_graph_pool_state)
+    set_graph_pool_state = staticmethod(_GRAPHS.set_graph_pool_state)
+    check_graph_pool_live_allocations = staticmethod(_GRAPHS.check_graph_pool_live_allocations)
+    has_standard_deleter = staticmethod(_GRAPHS.owns_graph_pool_block)
+    free_and_remove_deleter = staticmethod(_GRAPHS.free_graph_pool_block)
+    tensor_from_storage = staticmethod(_GRAPHS.tensor_from_storage)
+    graph_recording_guard = staticmethod(_GRAPHS.recording_setup_context)
+    graph_recording_modes = staticmethod(_GRAPHS.recording_execution_context)
