@@ -74,7 +74,7 @@ def capturing(log: list[Any]) -> type:
     state = object()
 
     @contextlib.contextmanager
-    def graph_capture(
+    def capture_into(
         graph: _Graph, pool: Any = None, stream: Any = None, capture_error_mode: str = "global"
     ):
         log.append(("capture", pool, capture_error_mode))
@@ -82,24 +82,24 @@ def capturing(log: list[Any]) -> type:
             yield
 
     @contextlib.contextmanager
-    def allocate_to_graph_pool(device: int, pool: tuple[int, int]):
+    def allocate(device: int, pool: tuple[int, int]):
         log.append(("allocate_to_graph_pool", device, pool))
         yield
 
-    def set_graph_pool_state(device: int, pool_state: object, live: list, dead: list) -> None:
+    def restore(device: int, pool_state: object, live: list, dead: list) -> None:
         log.append(("set_graph_pool_state", pool_state is state, len(live), len(dead)))
 
     class Operations(GraphCaptureInterface):
         def Graph(self) -> _Graph:  # noqa: N802
             return _Graph(log)
 
-        capture = staticmethod(graph_capture)
+        capture = staticmethod(capture_into)
         graph_pool_handle = staticmethod(lambda: (0, 7))
-        allocate_to_graph_pool = staticmethod(allocate_to_graph_pool)
+        allocate_to_graph_pool = staticmethod(allocate)
         get_graph_pool_state = staticmethod(
             lambda device, pool: log.append("get_graph_pool_state") or state
         )
-        set_graph_pool_state = staticmethod(set_graph_pool_state)
+        set_graph_pool_state = staticmethod(restore)
         check_graph_pool_live_allocations = staticmethod(lambda device, pool, ptrs: True)
         memory_snapshot = staticmethod(lambda: [])
         owns_graph_pool_block = staticmethod(lambda storage: True)
