@@ -152,9 +152,10 @@ def test_device_properties_of_any_class_fold(
 def test_a_method_left_out_of_dynamo_traced_methods_is_traced_as_a_plain_function(
     x: torch.Tensor,
 ) -> None:
-    """acc opts synchronize out: Dynamo inlines torch.acc.synchronize() as any
-    Python function (which calls torch.accelerator.synchronize()) instead of
-    treating it as torch.cuda.synchronize(); the other methods keep theirs."""
+    """acc without synchronize among the methods it names: Dynamo inlines
+    torch.acc.synchronize() as any Python function (which calls
+    torch.accelerator.synchronize()) instead of treating it as
+    torch.cuda.synchronize(); the other methods keep theirs."""
     from torch._dynamo import trace_rules
     from torch._dynamo.device_interface import _DYNAMO_TRACED_METHODS
     from torch._dynamo.variables import TorchInGraphFunctionVariable, UserFunctionVariable
@@ -165,11 +166,24 @@ def test_a_method_left_out_of_dynamo_traced_methods_is_traced_as_a_plain_functio
             dynamo_traced_methods=tuple(m for m in _DYNAMO_TRACED_METHODS if m != "synchronize")
         )
     )
-    assert trace_rules.get_device_trace_rule(torch.acc.synchronize) is None
+    assert trace_rules._get_device_trace_rule(torch.acc.synchronize) is None
     assert trace_rules.lookup(torch.acc.synchronize) is UserFunctionVariable
     assert trace_rules.lookup(torch.acc.current_stream) is TorchInGraphFunctionVariable
     fn = PROGRAMS["synchronize"]
     torch.testing.assert_close(torch.compile(fn, backend="eager", fullgraph=True)(x), fn(x))
+
+
+def test_an_interface_that_names_no_method_is_traced_as_on_stock(x: torch.Tensor) -> None:
+    """dynamo_traced_methods is opt-in: an interface that binds torch.acc's
+    functions but names none of them (None, the default) gives them no rule
+    and no handler; what it lists to fold is still folded."""
+    from torch._dynamo import trace_rules
+
+    register(variant(dynamo_traced_methods=None))
+    for fn in (torch.acc.synchronize, torch.acc.current_stream, torch.acc.set_device):
+        assert trace_rules._get_device_trace_rule(fn) is None, fn
+        assert trace_rules._get_device_interface_method(fn) is None, fn
+    assert not calls_in(fullgraph_graphs(PROGRAMS["current_device"], x), torch.acc.current_device)
 
 
 def test_registration_never_reads_device_properties(x: torch.Tensor) -> None:
@@ -194,50 +208,6 @@ def test_tensor_classes_are_answered_by_device_and_dtype(x: torch.Tensor) -> Non
     for t in (x, x.half(), x.cpu(), x.double()):
         torch.testing.assert_close(compiled(t), fn(t))
     assert compiled(x).tolist() == [2.0] * 4
-
-
-def backend_runtime_query() -> int:
-    return 3
-
-
-def test_register_device_trace_rules(x: torch.Tensor) -> None:
-    from torch._dynamo.trace_rules import DeviceTraceRule, register_device_trace_rules
-
-    def fn(t: torch.Tensor) -> torch.Tensor:
-        return t + backend_runtime_query()
-
-    assert fullgraph_graphs(fn, x)  # traced into: a plain Python function
-    register_device_trace_rules({backend_runtime_query: DeviceTraceRule.GRAPH_BREAK})
-    register_device_trace_rules({backend_runtime_query: DeviceTraceRule.GRAPH_BREAK})  # no-op
-    with pytest.raises(torch._dynamo.exc.Unsupported):
-        fullgraph_graphs(fn, x)
-
-
-def test_register_device_trace_rules_rejects_bad_rules_and_changes_nothing(
-    x: torch.Tensor,
-) -> None:
-    from torch._dynamo import trace_rules
-    from torch._dynamo.trace_rules import DeviceTraceRule
-    from torch._dynamo.variables import SkipFunctionVariable, TorchInGraphFunctionVariable
-
-    before = dict(trace_rules._registered_device_trace_rules)
-    for rules, error, match in [
-        ({torch.cuda.current_device: DeviceTraceRule.GRAPH_BREAK}, ValueError, "PyTorch's own"),
-        ({backend_runtime_query: SkipFunctionVariable}, TypeError, "DeviceTraceRule member"),
-        (
-            {
-                backend_runtime_query: DeviceTraceRule.GRAPH_BREAK,
-                "synchronize": DeviceTraceRule.GRAPH_BREAK,
-            },
-            TypeError,
-            "not a hashable callable",
-        ),
-        ([(backend_runtime_query, DeviceTraceRule.IN_GRAPH)], TypeError, "must map"),
-    ]:
-        with pytest.raises(error, match=match):
-            trace_rules.register_device_trace_rules(rules)
-        assert trace_rules._registered_device_trace_rules == before
-    assert trace_rules.lookup(torch.cuda.current_device) is TorchInGraphFunctionVariable
 
 
 def test_a_function_listed_to_fold_needs_nothing_else(x: torch.Tensor) -> None:

@@ -75,24 +75,6 @@ def _interface(**overrides: object) -> type:
     return variant(**overrides)
 
 
-def _trace_rules(rules: object) -> None:
-    from torch._dynamo.trace_rules import register_device_trace_rules
-
-    register_device_trace_rules(rules)  # type: ignore[arg-type]
-
-
-def _skip() -> type:
-    from torch._dynamo.variables import SkipFunctionVariable
-
-    return SkipFunctionVariable
-
-
-def _rule(name: str) -> object:
-    from torch._dynamo.trace_rules import DeviceTraceRule
-
-    return DeviceTraceRule[name]
-
-
 def _compile_with(options: dict[str, object]) -> None:
     torch.compile(lambda t: t + 1, options=options)
 
@@ -366,39 +348,11 @@ MISTAKES: tuple[Mistake, ...] = (
         "dynamo_constant_fold_fns_need_guards must be a tuple of functions, got NoneType",
     ),
     Mistake(
-        "register_device_trace_rules",
-        "a list instead of a mapping",
-        lambda: _trace_rules([(torch.acc.memory_allocated, _rule("GRAPH_BREAK"))]),
-        TypeError,
-        "rules must map functions to DeviceTraceRule members, got list",
-    ),
-    Mistake(
-        "register_device_trace_rules",
-        "a key that is not callable",
-        lambda: _trace_rules({"torch.acc.memory_allocated": _rule("GRAPH_BREAK")}),
-        TypeError,
-        "'torch.acc.memory_allocated' is not a hashable callable",
-    ),
-    Mistake(
-        "register_device_trace_rules",
-        "a rule that is not a DeviceTraceRule",
-        lambda: _trace_rules({torch.acc.memory_allocated: "skip"}),
-        TypeError,
-        "must be a DeviceTraceRule member, got 'skip'",
-    ),
-    Mistake(
-        "register_device_trace_rules",
-        "Dynamo's VariableTracker class as the rule",
-        lambda: _trace_rules({torch.acc.memory_allocated: _skip()}),
-        TypeError,
-        "must be a DeviceTraceRule member, got <class",
-    ),
-    Mistake(
-        "register_device_trace_rules",
-        "replacing PyTorch's own rule",
-        lambda: _trace_rules({torch.cuda.synchronize: _rule("GRAPH_BREAK")}),
+        "DeviceInterface.dynamo_traced_methods",
+        "a name outside the methods Dynamo traces like torch.cuda's",
+        lambda: _register_instead_of_acc(_interface(dynamo_traced_methods=("launch",))),
         ValueError,
-        "torch.cuda.synchronize is PyTorch's own function, whose rule cannot be replaced",
+        "dynamo_traced_methods names 'launch', which is not one of current_device",
     ),
     # rfc3
     Mistake(

@@ -54,8 +54,8 @@ def observable_state() -> dict[str, Any]:
         "interfaces": dict(device_interface.device_interfaces),
         "gpu_types": list(GPU_TYPES),
         "in_graph_classes": frozenset(UserDefinedClassVariable._in_graph_classes()),
-        "registered_trace_rules": dict(trace_rules._registered_device_trace_rules),
-        # Rules the interfaces declare, and the functions they bind to slots.
+        # Rules the interface declares, and the functions it binds to the
+        # methods it names.
         "device_trace_rules": dict(trace_rules._device_trace_rules),
         "bound_functions": dict(trace_rules._device_interface_methods),
         "backends": dict(common.device_codegens),

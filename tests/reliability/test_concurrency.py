@@ -38,7 +38,7 @@ def run_threads(workers: list[Callable[[], None]]) -> list[BaseException]:
 
 def test_registration_and_lookups_from_many_threads(privateuse1_backend: str) -> None:
     import torch._dynamo.device_interface as registry
-    from torch._dynamo.trace_rules import get_device_trace_rule
+    from torch._dynamo.trace_rules import _get_device_trace_rule
     from torch._dynamo.variables.user_defined import UserDefinedClassVariable
     from torch._inductor.utils import GPU_TYPES, get_gpu_type, is_gpu
 
@@ -65,7 +65,7 @@ def test_registration_and_lookups_from_many_threads(privateuse1_backend: str) ->
             assert get_gpu_type() == "acc"
             assert dict(registry.get_registered_device_interfaces())["acc"] is acc
             assert torch.acc.Stream in UserDefinedClassVariable._in_graph_classes()
-            assert get_device_trace_rule(torch.acc.current_stream) is not None
+            assert _get_device_trace_rule(torch.acc.current_stream) is not None
 
     errors = run_threads([register(i) for i in range(THREADS // 2)] + [look_up] * (THREADS // 2))
     assert not errors, errors[:3]

@@ -74,41 +74,37 @@ def _stream_tracing() -> str:
     return "current_stream(), Event() and record() trace in one graph"
 
 
-@probe("rfc2.trace_rules", "runtime functions trace; register_device_trace_rules adds rules")
+@probe("rfc2.trace_rules", "the runtime functions the interface names trace like torch.cuda's")
 def _trace_rules() -> str:
-    trace_rules = importlib.import_module("torch._dynamo.trace_rules")
-    require(trace_rules, "register_device_trace_rules", "torch._dynamo.trace_rules")
-    rule_kinds = require(trace_rules, "DeviceTraceRule", "torch._dynamo.trace_rules")
-    from torch._dynamo.variables import SkipFunctionVariable
-
+    device_interface = importlib.import_module("torch._dynamo.device_interface")
+    check(
+        hasattr(device_interface.DeviceInterface, "dynamo_traced_methods"),
+        "torch._dynamo.device_interface.DeviceInterface.dynamo_traced_methods does not exist",
+    )
     module = subject().module
     synchronize = getattr(module, "synchronize", None)
-    # The function given a rule: one the interface binds to no slot.
-    ruled = getattr(module, "memory_allocated", None) or _backend_helper
+    bound = {"current_device": module.current_device}
+    if synchronize is not None:
+        bound["synchronize"] = synchronize
 
     def fn(x: torch.Tensor) -> torch.Tensor:
-        synchronize()
-        return x + 1
-
-    with isolated():
-        register(base_interface())
         if synchronize is not None:
-            _traced(fn, f"torch.{subject().name}.synchronize under fullgraph")
-        trace_rules.register_device_trace_rules({ruled: rule_kinds.GRAPH_BREAK})
-        rule = trace_rules.lookup(ruled)
-    check(rule is SkipFunctionVariable, f"registered GRAPH_BREAK, lookup says {rule}")
-    if synchronize is None:
-        return (
-            f"a registered rule is what lookup() answers (torch.{subject().name} has no "
-            "synchronize() to trace)"
-        )
-    return "synchronize() traces; a registered rule is what lookup() answers"
+            synchronize()
+        return x + module.current_device()
 
-
-def _backend_helper() -> int:
-    """Stands for a runtime function of a backend that binds every function it
-    has to an interface slot (a minimal device module)."""
-    return 0
+    # The interface names the methods whose function behaves like torch.cuda's
+    # (opt-in: an interface that names none is traced as on stock torch).
+    with isolated():
+        register(variant(**bound, dynamo_traced_methods=tuple(bound)))
+        graphs = _traced(fn, f"torch.{subject().name}.{'/'.join(bound)} under fullgraph")
+    left = [
+        n.target
+        for g in graphs
+        for n in g.graph.nodes
+        if n.op == "call_function" and n.target is module.current_device
+    ]
+    check(not left, "current_device() was left in the graph instead of folded")
+    return f"{', '.join(f'{name}()' for name in bound)} trace in one graph once the interface names them"
 
 
 @probe("rfc2.constant_fold", "the interface's constant-fold functions fold")

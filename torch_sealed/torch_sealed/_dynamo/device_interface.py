@@ -15,12 +15,15 @@ from .. import sealed
 
 
 class DeviceInterface:
-    # torch.sealed's own functions, so that Dynamo recognizes a call of
-    # torch.sealed.current_device() as this slot.
+    # torch.sealed's own functions. They behave like torch.cuda's of the same
+    # names, so sealed names them in dynamo_traced_methods: Dynamo then traces
+    # a call of torch.sealed.current_device() like torch.cuda.current_device()
+    # (a guarded constant) rather than breaking the graph on it.
     is_available = staticmethod(sealed.is_available)
     device_count = staticmethod(sealed.device_count)
     current_device = staticmethod(sealed.current_device)
     set_device = staticmethod(sealed.set_device)
+    dynamo_traced_methods = ("is_available", "device_count", "current_device", "set_device")
 
 
 def registered_class() -> type:

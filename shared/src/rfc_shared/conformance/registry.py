@@ -18,7 +18,8 @@ _DEVICE_INTERFACE = "torch._dynamo.device_interface"
 _STATE: tuple[tuple[str, str, Any], ...] = (
     (_DEVICE_INTERFACE, "device_interfaces", {}),
     (_DEVICE_INTERFACE, "_device_initialized", False),
-    # rfc2: rules registered with register_device_trace_rules()
+    # rfc2's 2.13.0 and 2.11.0 series: rules registered with
+    # register_device_trace_rules() (the 2.15.0 series has no such function)
     ("torch._dynamo.trace_rules", "_registered_device_trace_rules", {}),
 )
 
