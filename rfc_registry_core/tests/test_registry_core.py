@@ -67,13 +67,18 @@ def test_registers_the_name_and_resolves_indexed_names(privateuse1_backend: str)
     assert lookup("cpu:3") is lookup(torch.device("cpu", 3)) is lookup("cpu")
 
 
-def test_lists_only_the_privateuse1_backend(privateuse1_backend: str) -> None:
+def test_registered_interfaces_are_a_snapshot(privateuse1_backend: str) -> None:
     iface = make_interface()
-    # A name registered through the low-level entry is not the PrivateUse1 backend.
-    di().register_interface_for_device("another_out_of_tree_device", make_interface())
-    assert di().get_interface_for_device__PrivateUse1() == []
-    di().register_interface_for_device_PrivateUse1(privateuse1_backend, iface)
-    assert di().get_interface_for_device__PrivateUse1() == [(privateuse1_backend, iface)]
+    before = di().get_registered_device_interfaces()
+    assert isinstance(before, tuple)
+    # A registration while a caller iterates leaves its loop and its tuple alone.
+    for _ in di().get_registered_device_interfaces():
+        di().register_interface_for_device_PrivateUse1(privateuse1_backend, iface)
+    assert (privateuse1_backend, iface) not in before
+    assert (privateuse1_backend, iface) in di().get_registered_device_interfaces()
+    # A change made to the dict directly is listed too.
+    del di().device_interfaces[privateuse1_backend]
+    assert (privateuse1_backend, iface) not in di().get_registered_device_interfaces()
 
 
 @pytest.mark.parametrize("name", ["cuda", "cpu", "mps:0", "meta", "mtia"])
@@ -220,7 +225,6 @@ def test_concurrent_registration_and_lookup_stay_consistent(privateuse1_backend:
         for _ in range(200):
             names = [name for name, _ in di().get_registered_device_interfaces()]
             assert "cpu" in names
-            di().get_interface_for_device__PrivateUse1()
 
     def guarded(fn: Callable[..., None], *args: object) -> Callable[[], None]:
         def run() -> None:

@@ -51,7 +51,6 @@ def _register_privateuse1() -> str:
 def _indexed_lookup() -> str:
     interfaces = registry()
     name = subject().name
-    listing = require(interfaces, "get_interface_for_device__PrivateUse1", "device_interface")
     with isolated():
         interface = variant()
         register(interface)
@@ -61,7 +60,9 @@ def _indexed_lookup() -> str:
         except NotImplementedError as e:
             raise ProbeFailure(f"get_interface_for_device({far!r}) raised: {e}") from e
         check(found is interface, f"get_interface_for_device({far!r}) is {found}")
-        check((name, interface) in listing(), f"{name} missing from {listing.__name__}()")
-    return (
-        f"{far!r} resolves to the {name} interface; listed by get_interface_for_device__PrivateUse1"
-    )
+        listed = interfaces.get_registered_device_interfaces()
+        check(
+            (name, interface) in listed,
+            f"{name} missing from get_registered_device_interfaces()",
+        )
+    return f"{far!r} resolves to the {name} interface; listed by get_registered_device_interfaces"
