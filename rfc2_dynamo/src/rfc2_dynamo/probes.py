@@ -13,7 +13,6 @@ from rfc_shared.conformance.harness import (
     check,
     isolated,
     register,
-    require,
     runtime,
     subject,
     variant,
@@ -104,7 +103,8 @@ def _trace_rules() -> str:
         if n.op == "call_function" and n.target is module.current_device
     ]
     check(not left, "current_device() was left in the graph instead of folded")
-    return f"{', '.join(f'{name}()' for name in bound)} trace in one graph once the interface names them"
+    traced = ", ".join(f"{name}()" for name in bound)
+    return f"{traced} trace in one graph once the interface names them"
 
 
 @probe("rfc2.constant_fold", "the interface's constant-fold functions fold")
