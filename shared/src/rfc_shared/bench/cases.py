@@ -55,6 +55,43 @@ GET_INTERFACE = _per_call(
     "[get_interface_for_device(n) for n in names]",
     "for n in names: get_interface_for_device(n)",
 )
+# The registered interfaces, as Dynamo asks for them: wrap_fx_proxy_cls asks
+# up to three times for each non-tensor value it wraps.
+GET_REGISTERED = _per_call(
+    "import torch\n"
+    "from torch._dynamo.device_interface import get_registered_device_interfaces\n"
+    "get_registered_device_interfaces()",
+    "get_registered_device_interfaces()",
+    number=1_000_000,
+)
+# The same after PrivateUse1 was renamed, before its backend registered an
+# interface: the state of a vendor's process between its import and its
+# registration (lazy_reg looks for the backend's interface then).
+GET_REGISTERED_RENAMED = _per_call(
+    "import torch\n"
+    "from torch._dynamo.device_interface import get_registered_device_interfaces\n"
+    "torch.utils.rename_privateuse1_backend('foo')\n"
+    "get_registered_device_interfaces()",
+    "get_registered_device_interfaces()",
+    number=1_000_000,
+)
+# Dynamo wrapping a non-tensor FX value, the step that asks for the registered
+# interfaces three times (the stream, event and event-class checks) before it
+# reaches its branch: an int produced by operator.mod, wrapped as a constant.
+WRAP_NON_TENSOR = _per_call(
+    "import operator, torch\n"
+    "from torch._dynamo.variables import TensorVariable\n"
+    "from torch._dynamo.variables.builder import wrap_fx_proxy_cls\n"
+    "from torch._guards import TracingContext, tracing\n"
+    "from torch._subclasses.fake_tensor import FakeTensorMode\n"
+    "trace = tracing(TracingContext(FakeTensorMode()))\n"
+    "trace.__enter__()\n"
+    "graph = torch.fx.Graph()\n"
+    "proxy = torch.fx.Proxy(graph.call_function(operator.mod, (7, 4)))\n"
+    "wrap_fx_proxy_cls(TensorVariable, None, proxy, example_value=3)",
+    "wrap_fx_proxy_cls(TensorVariable, None, proxy, example_value=3)",
+    number=50_000,
+)
 # What the four fusion sites of rfc3_followup ask of a node on a GPU device:
 # uses_cpp_kernels() where the follow-up is applied, is_cpu() on stock torch.
 FUSION_CHECK = _per_call(
@@ -223,6 +260,25 @@ CASES: dict[str, Case] = {
         _lookup_case("is_gpu", "is_gpu() over six device names", IS_GPU),
         _lookup_case(
             "get_interface_for_device", "get_interface_for_device() over six names", GET_INTERFACE
+        ),
+        _lookup_case(
+            "get_registered_device_interfaces",
+            "get_registered_device_interfaces()",
+            GET_REGISTERED,
+            goal="<= 1.1",
+        ),
+        _lookup_case(
+            "get_registered_device_interfaces_renamed",
+            "get_registered_device_interfaces() after rename_privateuse1_backend('foo'), no "
+            "interface registered",
+            GET_REGISTERED_RENAMED,
+            goal="<= 1.1",
+        ),
+        _lookup_case(
+            "wrap_non_tensor",
+            "Dynamo's wrap_fx_proxy_cls() on an int FX value (three registry walks)",
+            WRAP_NON_TENSOR,
+            goal="<= 1.1",
         ),
         # A cached answer: the stacked side must cost what a functools.cache hit does.
         _lookup_case("get_gpu_type", "get_gpu_type()", GET_GPU_TYPE, goal="<= 1.1"),
