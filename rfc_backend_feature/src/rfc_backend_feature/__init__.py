@@ -34,6 +34,7 @@ FAKE_CHANNELS_LAST = Slice(
         "when it declares BackendFeature.CHANNELS_LAST_CONVOLUTION"
     ),
     patches_folder="followups/fake_channels_last",
+    followup_of="backend_feature",
     issue="beyond #191317",
     summary=(
         "fake tensors: channels-last convolutions of the PrivateUse1 backend, by "

@@ -122,7 +122,7 @@ def _feature_graph_capture() -> str:
 
 
 @probe(
-    "backend_feature.channels_last_convolution",
+    "fake_channels_last.channels_last_convolution",
     "Fake tensors keep the backend's convolutions channels-last by "
     "BackendFeature.CHANNELS_LAST_CONVOLUTION",
 )
