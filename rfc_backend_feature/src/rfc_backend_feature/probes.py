@@ -127,7 +127,11 @@ def _feature_graph_capture() -> str:
     "BackendFeature.CHANNELS_LAST_CONVOLUTION",
 )
 def _feature_channels_last_convolution() -> str:
-    _feature_enum()
+    check(
+        hasattr(_feature_enum(), "CHANNELS_LAST_CONVOLUTION"),
+        "BackendFeature has no CHANNELS_LAST_CONVOLUTION: fake tensors lay out the backend's "
+        "convolutions as ATen says, contiguous (the follow-up PR fake_channels_last adds it)",
+    )
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     def channels_last() -> bool:
