@@ -99,7 +99,7 @@ def test_convolution_results_have_the_layout_fake_tensors_predict(
     assert [t.stride() for t in real] == [t.stride() for t in fake]
 
 
-@pytest.mark.slice("backend_feature")
+@pytest.mark.slice("fake_channels_last")
 def test_acc_declares_channels_last_convolutions_where_torch_asks() -> None:
     from torch._dynamo.device_interface import get_interface_for_device
 
@@ -111,7 +111,7 @@ def test_acc_declares_channels_last_convolutions_where_torch_asks() -> None:
     assert torch_acc._C._channels_last_convolutions()
 
 
-@pytest.mark.slice("backend_feature")
+@pytest.mark.slice("fake_channels_last")
 def test_a_compiled_channels_last_convolution_stays_channels_last() -> None:
     # Without the feature fake tensors expect acc's convolution contiguous,
     # as ATen promises for every PrivateUse1 device, and the compiled
@@ -128,7 +128,7 @@ def test_a_compiled_channels_last_convolution_stays_channels_last() -> None:
     torch.testing.assert_close(out.cpu(), conv_relu(x, w), **CONV_TOL)
 
 
-@pytest.mark.slice("backend_feature")
+@pytest.mark.slice("fake_channels_last")
 def test_layout_optimization_runs_an_nchw_convnet_channels_last_on_acc() -> None:
     # Layout optimization turns a graph of wide convolutions to channels-last,
     # as on cuda, where fake tensors expect acc's convolutions to keep it:
