@@ -279,9 +279,11 @@ def _authoring_session(command: str, doc: str) -> None:
     """Session ``command``: ``python -m rfc_shared <command> SLICE [options]``."""
 
     def run(session: nox.Session) -> None:
-        if not session.posargs or session.posargs[0] not in SLICES:
+        named = {**SLICES, **FOLLOWUPS}
+        if not session.posargs or session.posargs[0] not in named:
             session.error(
-                f"name one slice: nox -s {command} -- {{{','.join(SLICES)}}} [--base VERSION]"
+                f"name one slice or follow-up: nox -s {command} -- {{{','.join(named)}}} "
+                "[--base VERSION]"
             )
         py = prepare_environment(session)
         session.run(py, "-m", "rfc_shared", command, *session.posargs, external=True)
