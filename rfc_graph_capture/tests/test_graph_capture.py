@@ -67,9 +67,10 @@ class _Graph:
 
 def capturing(log: list[Any]) -> type:
     """acc's interface plus graph capture whose operations log their calls."""
-    import torch_acc
     from torch._dynamo.device_interface import BackendFeature
     from torch._dynamo.graph_capture_interface import GraphCaptureInterface
+
+    import torch_acc
 
     state = object()
 
@@ -90,7 +91,7 @@ def capturing(log: list[Any]) -> type:
         log.append(("set_graph_pool_state", pool_state is state, len(live), len(dead)))
 
     class Operations(GraphCaptureInterface):
-        def Graph(self) -> _Graph:  # noqa: N802
+        def Graph(self) -> _Graph:
             return _Graph(log)
 
         capture = staticmethod(capture_into)

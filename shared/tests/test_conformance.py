@@ -195,7 +195,10 @@ def test_a_slice_that_fails_its_own_probe_alone_is_named() -> None:
         "aoti.run": {"stock": cell("fail"), "stacked": cell("error")},
         "rfc2.trace_rules": {"rfc2": cell("error")},
     }
-    assert failing_alone(table) == ["rfc3.e2e_compile in rfc3: FAIL", "rfc2.trace_rules in rfc2: ERROR"]
+    assert failing_alone(table) == [
+        "rfc3.e2e_compile in rfc3: FAIL",
+        "rfc2.trace_rules in rfc2: ERROR",
+    ]
 
 
 def test_follow_ups_get_no_matrix_column() -> None:

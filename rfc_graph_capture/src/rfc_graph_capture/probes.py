@@ -59,8 +59,9 @@ def _declaring(declared: bool) -> type:
     if not declared:
         return variant(
             graph_capture=lambda: None,
-            backend_features=lambda device=None: base.backend_features(device)
-            - {feature.GRAPH_CAPTURE},
+            backend_features=lambda device=None: (
+                base.backend_features(device) - {feature.GRAPH_CAPTURE}
+            ),
         )
     stand_ins = type(
         "ProbeGraphCapture",
@@ -69,8 +70,9 @@ def _declaring(declared: bool) -> type:
     )()
     return variant(
         graph_capture=lambda: stand_ins,
-        backend_features=lambda device=None: base.backend_features(device)
-        | {feature.GRAPH_CAPTURE},
+        backend_features=lambda device=None: (
+            base.backend_features(device) | {feature.GRAPH_CAPTURE}
+        ),
         **stubs,
     )
 
