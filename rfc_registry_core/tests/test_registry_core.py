@@ -45,6 +45,7 @@ def _backend_without_interface(privateuse1_backend: str, monkeypatch: pytest.Mon
     module.get_registered_device_interfaces()
     for name in [n for n in module.device_interfaces if n.split(":")[0] == privateuse1_backend]:
         del module.device_interfaces[name]
+    module._clear_registry_caches()
 
 
 def registry() -> dict[str, type]:
@@ -76,8 +77,9 @@ def test_registered_interfaces_are_a_snapshot(privateuse1_backend: str) -> None:
         di().register_interface_for_device_PrivateUse1(privateuse1_backend, iface)
     assert (privateuse1_backend, iface) not in before
     assert (privateuse1_backend, iface) in di().get_registered_device_interfaces()
-    # A change made to the dict directly is listed too.
+    # A change made to the dict in place is listed once the caches are cleared.
     del di().device_interfaces[privateuse1_backend]
+    di()._clear_registry_caches()
     assert (privateuse1_backend, iface) not in di().get_registered_device_interfaces()
 
 
