@@ -92,7 +92,7 @@ WRAP_NON_TENSOR = _per_call(
     "wrap_fx_proxy_cls(TensorVariable, None, proxy, example_value=3)",
     number=50_000,
 )
-# What the four fusion sites of rfc3_followup ask of a node on a GPU device:
+# What the four fusion sites of rfc3 ask of a node on a GPU device:
 # uses_cpp_kernels() where the follow-up is applied, is_cpu() on stock torch.
 FUSION_CHECK = _per_call(
     "import torch\n"
