@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from rfc_shared.conformance.probes import load
-from rfc_shared.overlay.slices import discover_slices
+from rfc_shared.overlay.slices import discover_slices, main_slices
 from rfc_shared.testing.helpers import run_python
 
 
@@ -53,7 +53,10 @@ def conformance(*args: str, slices: str = "none") -> dict:
 
 def test_every_site_the_rfcs_name_has_a_probe() -> None:
     assert set(SITES) <= set(load())
-    assert {p.slice for p in load().values()} == set(discover_slices())
+    probed = {p.slice for p in load().values()}
+    # Every slice has probes; a follow-up PR may (fake_channels_last) or not.
+    assert {s.name for s in main_slices(discover_slices().values())} <= probed
+    assert probed <= set(discover_slices())
 
 
 def test_on_stock_torch_every_probe_fails_with_evidence_unless_upstream_landed_it() -> None:
