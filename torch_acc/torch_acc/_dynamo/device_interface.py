@@ -182,8 +182,9 @@ class DeviceInterface:
 
     # The runtime functions are torch.acc's own, as CudaInterface binds
     # torch.cuda's. Each behaves like torch.cuda's function of the same name,
-    # so acc names them all in dynamo_traced_methods: Dynamo then traces a
-    # call of torch.acc.current_stream() like torch.cuda.current_stream().
+    # so acc names them in dynamo_traced_methods (Dynamo then traces a call of
+    # torch.acc.current_stream() like torch.cuda.current_stream()), except the
+    # three it lists to fold below: a function takes one rule.
     current_device = staticmethod(acc.current_device)
     set_device = staticmethod(acc.set_device)
     device_count = staticmethod(acc.device_count)
@@ -199,15 +200,12 @@ class DeviceInterface:
     dynamo_constant_fold_fns = (acc.is_available, acc.get_device_properties)
     dynamo_constant_fold_fns_need_guards = (acc.current_device,)
     dynamo_traced_methods = (
-        "current_device",
         "set_device",
         "device_count",
-        "is_available",
         "stream",
         "current_stream",
         "set_stream",
         "synchronize",
-        "get_device_properties",
     )
     dynamo_tensor_classes = acc.tensor_classes
 
