@@ -102,9 +102,16 @@ LAUNCH_METADATA = _followup(
     "beside triton-lang/triton#11881",
     "launch metadata only while a launch hook is set",
 )
+LOAD_DEVICE_NAME = _followup(
+    "load_device_name",
+    "launch_metadata",
+    "Resolve a kernel's load device by its device type, not a substring",
+    "beyond #189137",
+    "a device type with \"hip\" in its name loads its kernels on its own device",
+)
 STATIC_LAUNCHER = _followup(
     "static_launcher",
-    "launch_metadata",
+    "load_device_name",
     "Let a backend register the static launcher of its Triton kernels",
     "follow-up to #196952",
     "a backend's static Triton launcher, sent to compile subprocesses",
