@@ -107,7 +107,7 @@ LOAD_DEVICE_NAME = _followup(
     "launch_metadata",
     "Resolve a kernel's load device by its device type, not a substring",
     "beyond #189137",
-    "a device type with \"hip\" in its name loads its kernels on its own device",
+    'a device type with "hip" in its name loads its kernels on its own device',
 )
 STATIC_LAUNCHER = _followup(
     "static_launcher",
