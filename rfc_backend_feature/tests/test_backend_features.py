@@ -101,20 +101,30 @@ def softmax_match(device: torch.device) -> SimpleNamespace:
 def test_online_softmax_follows_the_interface(acc: torch.device) -> None:
     from torch._inductor import config
     from torch._inductor.codegen import common
+    from torch._inductor.codegen.cpp import CppScheduling
+    from torch._inductor.codegen.triton import TritonScheduling
     from torch._inductor.fx_passes.post_grad import prepare_softmax_extra_check
 
     with (
         config.patch(online_softmax=True),
         mock.patch.object(common, "init_backend_registration") as init,
-        mock.patch.object(common, "get_scheduling_for_device") as scheduling,
+        mock.patch.object(
+            common, "get_scheduling_for_device", return_value=TritonScheduling
+        ) as scheduling,
     ):
         register(variant(is_gpu=lambda: True, backend_features=features("GPU")))
         assert not prepare_softmax_extra_check(softmax_match(acc))
+        scheduling.assert_not_called()
         register(variant(is_gpu=lambda: True, backend_features=features("GPU", "ONLINE_SOFTMAX")))
         assert prepare_softmax_extra_check(softmax_match(acc))
-    # Asked of the interface: no scheduling built, no backend registration run.
+        # Only Triton has online-softmax kernels: a declaring device whose
+        # scheduling is another code generator's is not rewritten.
+        scheduling.return_value = CppScheduling
+        assert not prepare_softmax_extra_check(softmax_match(acc))
+    # Asked of the interface, and the scheduling looked up (a class, not
+    # built): no backend registration run.
     init.assert_not_called()
-    scheduling.assert_not_called()
+    scheduling.assert_called_with("acc")
 
 
 @pytest.mark.parametrize("declared", [False, True])

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from types import ModuleType, SimpleNamespace
 from typing import Any
+from unittest import mock
 
 import torch
 
@@ -93,6 +94,8 @@ def _feature_fp16_fft() -> str:
 def _feature_online_softmax() -> str:
     _feature_enum()
     from torch._inductor import config
+    from torch._inductor.codegen import common
+    from torch._inductor.codegen.triton import TritonScheduling
     from torch._inductor.fx_passes.post_grad import prepare_softmax_extra_check
 
     match = SimpleNamespace(
@@ -100,7 +103,13 @@ def _feature_online_softmax() -> str:
     )
 
     def rewritten() -> bool:
-        with config.patch(online_softmax=True):
+        # Only Triton has online-softmax kernels: asked as of a backend whose
+        # registered scheduling is Triton's, whichever code generator the
+        # subject registers.
+        with (
+            config.patch(online_softmax=True),
+            mock.patch.object(common, "get_scheduling_for_device", return_value=TritonScheduling),
+        ):
             return bool(prepare_softmax_extra_check(match))
 
     return _follows_the_declaration("ONLINE_SOFTMAX", rewritten, "the online-softmax rewrite")
