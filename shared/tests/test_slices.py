@@ -117,9 +117,11 @@ def test_each_slice_is_named_after_its_folder() -> None:
         assert key == stem, f"{found.package}: slice {key!r}; the naming rule gives {stem!r}"
 
 
-def test_a_followup_requires_the_slice_it_follows(tmp_path) -> None:
-    with pytest.raises(SliceError, match="must require the slice it follows"):
-        Slice(name="extra", package="pkg", followup_of="rfc9", patches_root=tmp_path)
+def test_a_followup_lives_in_its_own_folder(tmp_path) -> None:
+    with pytest.raises(SliceError, match="cannot be a follow-up of itself"):
+        Slice(name="extra", package="pkg", followup_of="extra", patches_root=tmp_path)
+    alone = Slice(name="fix", package="pkg", followup_of="rfc9", patches_root=tmp_path)
+    assert alone.requires == ()
     made = Slice(
         name="extra", package="pkg", requires=("rfc9",), followup_of="rfc9", patches_root=tmp_path
     )

@@ -25,11 +25,18 @@ SLICE = Slice(
 )
 
 
-def _followup(name: str, after: str, title: str, issue: str, summary: str) -> Slice:
+def _followup(
+    name: str,
+    after: str,
+    title: str,
+    issue: str,
+    summary: str,
+    requires: tuple[str, ...] = ("registry_core", "rfc1", "rfc3"),
+) -> Slice:
     return Slice(
         name=name,
         package=__name__,
-        requires=("registry_core", "rfc1", "rfc3"),
+        requires=requires,
         followup_of="rfc3",
         # The order the follow-ups were cut in; each also applies alone.
         stack_after=(after,),
@@ -108,6 +115,8 @@ LOAD_DEVICE_NAME = _followup(
     "Resolve a kernel's load device by its device type, not a substring",
     "beyond #189137",
     'a device type with "hip" in its name loads its kernels on its own device',
+    # A fix of the base itself: it needs no slice.
+    requires=(),
 )
 STATIC_LAUNCHER = _followup(
     "static_launcher",

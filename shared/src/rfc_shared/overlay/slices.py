@@ -65,8 +65,10 @@ class Slice:
         followup_of: For a follow-up PR, the slice it follows: what a backend
             met beyond that slice's RFC asks, one upstream PR per follow-up,
             reviewed and exported alone. A follow-up lives in the package of
-            the slice it follows, requires it, and has no conformance column
-            or nox session of its own (``nox -s followups`` tests each alone).
+            the slice it follows, requires only what its code needs (the
+            slice it follows, or less: a fix that applies to the base alone
+            requires nothing), and has no conformance column or nox session
+            of its own (``nox -s followups`` tests each alone).
         issue: The upstream thread the slice answers (``#189135``, or
             ``beyond #189137`` for what goes past an RFC's asks).
         summary: What it changes, in a line of Markdown: the README's and the
@@ -88,11 +90,8 @@ class Slice:
 
     def __post_init__(self) -> None:
         if self.followup_of:
-            if self.followup_of not in self.requires:
-                raise SliceError(
-                    f"follow-up {self.name!r} must require the slice it follows, "
-                    f"{self.followup_of!r}"
-                )
+            if self.followup_of == self.name:
+                raise SliceError(f"slice {self.name!r} cannot be a follow-up of itself")
             if self.patches_folder == "patches":
                 object.__setattr__(self, "patches_folder", f"{FOLLOWUPS_FOLDER}/{self.name}")
         if self.bases is None:
