@@ -142,7 +142,13 @@ def test_device_properties_of_any_class_fold(
         return properties
 
     monkeypatch.setattr(torch.acc, "get_device_properties", get_device_properties)
-    register(variant(get_device_properties=get_device_properties))
+    # acc lists its properties function to fold; this one replaces it.
+    register(
+        variant(
+            get_device_properties=get_device_properties,
+            dynamo_constant_fold_fns=(torch.acc.is_available, get_device_properties),
+        )
+    )
     fn = PROGRAMS["device_properties"]
     torch._dynamo.reset()
     torch.testing.assert_close(torch.compile(fn, backend="eager")(x), x + 5)
@@ -161,10 +167,11 @@ def test_a_method_left_out_of_dynamo_traced_methods_is_traced_as_a_plain_functio
     from torch._dynamo.variables import TorchInGraphFunctionVariable, UserFunctionVariable
 
     assert trace_rules.lookup(torch.acc.synchronize) is TorchInGraphFunctionVariable
+    # Every method but synchronize, and but the three acc lists to fold (a
+    # function takes one rule).
+    folded = {"synchronize", "current_device", "is_available", "get_device_properties"}
     register(
-        variant(
-            dynamo_traced_methods=tuple(m for m in _DYNAMO_TRACED_METHODS if m != "synchronize")
-        )
+        variant(dynamo_traced_methods=tuple(m for m in _DYNAMO_TRACED_METHODS if m not in folded))
     )
     assert trace_rules._get_device_trace_rule(torch.acc.synchronize) is None
     assert trace_rules.lookup(torch.acc.synchronize) is UserFunctionVariable

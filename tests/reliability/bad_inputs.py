@@ -133,16 +133,19 @@ def _from_device_module(hook: Callable[[], object]) -> None:
     registry = _registry()
     saved_hook = torch.acc.get_device_interface
     acc_entries = {k: v for k, v in registry.device_interfaces.items() if k.split(":")[0] == "acc"}
-    for key in acc_entries:
-        del registry.device_interfaces[key]
     torch.acc.get_device_interface = hook
     try:
+        for key in acc_entries:
+            del registry.device_interfaces[key]
+        # An edit in place: the derived answers follow, and the hook is asked.
+        registry._clear_registry_caches()
         registry.get_registered_device_interfaces()
     finally:
         torch.acc.get_device_interface = saved_hook
         for key in [k for k in registry.device_interfaces if k.split(":")[0] == "acc"]:
             del registry.device_interfaces[key]
         registry.device_interfaces.update(acc_entries)
+        registry._clear_registry_caches()
 
 
 def _raise_driver_missing() -> object:
@@ -450,13 +453,6 @@ MISTAKES: tuple[Mistake, ...] = (
         lambda: _from_device_module(_raise_driver_missing),
         UserWarning,
         r"torch.acc.get_device_interface\(\) raised RuntimeError\('driver not loaded'\)",
-    ),
-    Mistake(
-        "torch.<backend>.get_device_interface()",
-        "returns None",
-        lambda: _from_device_module(lambda: None),
-        UserWarning,
-        "returned None, not a subclass of torch._dynamo.device_interface.DeviceInterface",
     ),
     Mistake(
         "torch.<backend>.get_device_interface()",

@@ -94,7 +94,14 @@ def _trace_rules() -> str:
     # The interface names the methods whose function behaves like torch.cuda's
     # (opt-in: an interface that names none is traced as on stock torch).
     with isolated():
-        register(variant(**bound, dynamo_traced_methods=tuple(bound)))
+        # Named, not listed to fold: a function takes one rule.
+        register(
+            variant(
+                **bound,
+                dynamo_traced_methods=tuple(bound),
+                dynamo_constant_fold_fns_need_guards=(),
+            )
+        )
         graphs = _traced(fn, f"torch.{subject().name}.{'/'.join(bound)} under fullgraph")
     left = [
         n.target
@@ -114,9 +121,12 @@ def _constant_fold() -> str:
     def fn(x: torch.Tensor) -> torch.Tensor:
         return x + module.current_device() + int(module.is_available())
 
+    # Listed to fold, not named among the traced methods: a function takes
+    # one rule.
     declared = variant(
         dynamo_constant_fold_fns=(module.is_available,),
         dynamo_constant_fold_fns_need_guards=(module.current_device,),
+        dynamo_traced_methods=None,
     )
     with isolated():
         register(declared)
