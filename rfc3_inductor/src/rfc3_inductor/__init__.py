@@ -112,7 +112,7 @@ LAUNCH_METADATA = _followup(
 LOAD_DEVICE_NAME = _followup(
     "load_device_name",
     "launch_metadata",
-    "Resolve a kernel's load device by its device type, not a substring",
+    "Resolve a kernel's device interface by its device type, not a substring",
     "beyond #189137",
     'a device type with "hip" in its name loads its kernels on its own device',
     # A fix of the base itself: it needs no slice.
