@@ -273,9 +273,11 @@ CASES: dict[str, Case] = {
         _lookup_case(
             "get_registered_device_interfaces_renamed",
             "get_registered_device_interfaces() after rename_privateuse1_backend('foo'), no "
-            "interface registered",
+            "interface registered: lazy_reg asks the backend's module for its hook on every "
+            "call until the backend registers (a state a working backend leaves at its first "
+            "compile), so this is reported, not held to the registered case's goal",
             GET_REGISTERED_RENAMED,
-            goal="<= 1.1",
+            goal="report",
         ),
         _lookup_case(
             "wrap_non_tensor",
