@@ -133,12 +133,10 @@ def snapshot():
         "op_overrides": sorted(common.device_op_overrides_dict),
         "constant_types": sorted(t.__qualname__ for t in constant_types),
         # Functions the slices add to torch for Dynamo to fold (backend_feature's
-        # graph-capture question of the optimizer; the whole module of capability
-        # queries in the 2.13.0 and 2.11.0 series) have no stock counterpart.
+        # graph-capture question of the optimizer) have no stock counterpart.
         "torch_obj_rules": len([
             fn for fn in trace_rules.get_torch_obj_rule_map()
-            if getattr(fn, "__module__", None) not in NEW_MODULES
-            and f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', None)}"
+            if f"{getattr(fn, '__module__', None)}.{getattr(fn, '__qualname__', None)}"
             not in NEW_RULES
         ]),
         "privateuse1": torch._C._get_privateuse1_backend_name(),
@@ -151,7 +149,6 @@ def snapshot():
     }
 
 NEW_RULES = ("torch.optim.optimizer._device_captures_graphs",)
-NEW_MODULES = ("torch.utils._backend_features",)
 before = snapshot()
 """
 # The registries before and after compiling the corpus for cpu, and the corpus'

@@ -80,10 +80,8 @@ def test_acc_declares_graph_capture_only_over_cuda_memory() -> None:
 
     over_cuda = torch_acc.mode == "cuda"
     assert DeviceInterface.graph_capture() is (_GRAPHS if over_cuda else None)
-    # The name the 2.13.0 and 2.11.0 series ask.
-    assert DeviceInterface.supports_graph_capture() == over_cuda
     # Over CUDA memory every graph operation is CUDA's (torch_acc/tests/test_cuda_mode.py).
-    assert _GRAPHS.Graph is DeviceInterface.Graph is torch.cuda.CUDAGraph
+    assert _GRAPHS.Graph is torch.cuda.CUDAGraph
     assert _GRAPHS.graph_pool_handle is torch.cuda.graph_pool_handle
 
 

@@ -381,10 +381,7 @@ def test_reduce_overhead_records_cuda_graphs(device: str, acc_inductor: None) ->
         torch.testing.assert_close(got.cpu(), _layers(x, w).cpu(), atol=1e-4, rtol=1e-4)
     assert _cudagraph_skips() == 0
     manager = cudagraph_trees.get_manager(0, False, device_type=device)
-    if hasattr(manager, "graph_capture"):  # the 2.15.0 series
-        assert manager.graph_capture is manager.device_interface.graph_capture()
-    else:
-        assert manager.device_interface.supports_graph_capture()
+    assert manager.graph_capture is manager.device_interface.graph_capture()
     graphs = [node.graph for node in manager.get_roots()]
     assert graphs and all(isinstance(g, torch.cuda.CUDAGraph) for g in graphs)
 

@@ -14,7 +14,6 @@ from rfc_shared.conformance.harness import (
     base_interface,
     check,
     exposes_streams,
-    implements,
     subject,
     variant,
 )
@@ -25,34 +24,17 @@ def _unused(*args: Any, **kwargs: Any) -> Any:
     raise AssertionError("the probe records no graph")
 
 
-def _grouped() -> bool:
-    """Whether the torch in use takes graph operations from the interface's
-    graph_capture() (the 2.15.0 series) rather than from the interface itself
-    (the 2.13.0 and 2.11.0 series)."""
+def _applied() -> bool:
+    """Whether the torch in use has the slice: stock torch asks an interface
+    nothing about graphs, so the probe's variants are then the backend's own."""
     registry = importlib.import_module("torch._dynamo.device_interface")
     return hasattr(registry.DeviceInterface, "graph_capture")
 
 
-def _graph_capture_stubs() -> dict[str, Any]:
-    """Stand-ins for what the torch in use requires of an interface that
-    declares graph capture (nothing on stock torch) and the backend's does not
-    implement: the gate probe never records, so they are never called."""
-    registry = importlib.import_module("torch._dynamo.device_interface")
-    required = getattr(
-        registry,
-        "_GRAPH_CAPTURE_INTERFACE_METHODS",
-        getattr(registry, "_GRAPH_CAPTURE_INTERFACE_MEMBERS", ()),
-    )
-    return {name: _unused for name in required if not implements(base_interface(), name)}
-
-
 def _declaring(declared: bool) -> type:
     """A variant of the backend's interface that declares graph capture or not."""
-    stubs = _graph_capture_stubs()
-    if not _grouped():
-        if declared:
-            return variant(supports_graph_capture=lambda: True, **stubs)
-        return variant(supports_graph_capture=lambda: False)
+    if not _applied():
+        return variant()
     operations = importlib.import_module("torch._dynamo.graph_capture_interface")
     feature = importlib.import_module("torch._dynamo.device_interface").BackendFeature
     base = base_interface()
@@ -73,15 +55,11 @@ def _declaring(declared: bool) -> type:
         backend_features=lambda device=None: (
             base.backend_features(device) | {feature.GRAPH_CAPTURE}
         ),
-        **stubs,
     )
 
 
 def _declares_graph_capture(interface: type) -> bool:
-    if _grouped():
-        return interface.graph_capture() is not None
-    declared = getattr(interface, "supports_graph_capture", None)
-    return bool(declared and declared())
+    return _applied() and interface.graph_capture() is not None
 
 
 @probe("graph_capture.gate", 'mode="reduce-overhead" asks the interface whether to record graphs')

@@ -24,21 +24,11 @@ _CUDA_DEVICE_TYPE = 1
 
 
 def _cuda_graphs() -> Any:
-    """CUDA's graph capture operations, as graph trees call them on cuda:
-    ``CudaInterface.graph_capture()`` in the 2.15.0 series, CudaInterface
-    itself in the 2.13.0 and 2.11.0 series. Imported when a graph is recorded,
-    when Dynamo is loaded anyway."""
+    """CUDA's graph capture operations, as graph trees call them on cuda.
+    Imported when a graph is recorded, when Dynamo is loaded anyway."""
     from torch._dynamo.device_interface import CudaInterface
 
-    graph_capture = getattr(CudaInterface, "graph_capture", None)
-    return CudaInterface if graph_capture is None else graph_capture()
-
-
-def _cuda_member(name: str, earlier: str) -> Any:
-    """CUDA's graph capture operation ``name``; the 2.13.0 and 2.11.0 series of
-    the graph_capture slice call it ``earlier``."""
-    cuda = _cuda_graphs()
-    return getattr(cuda, name) if hasattr(cuda, name) else getattr(cuda, earlier)
+    return CudaInterface.graph_capture()
 
 
 def _cuda_stream(stream: torch.Stream) -> torch.cuda.Stream:
@@ -76,7 +66,7 @@ class _AccGraphCapture:
         )
 
     def allocate_to_graph_pool(self, device: int, pool: tuple[int, int]) -> Any:
-        return _cuda_member("allocate_to_graph_pool", "use_graph_pool")(device, pool)
+        return _cuda_graphs().allocate_to_graph_pool(device, pool)
 
     def get_graph_pool_state(self, device: int, pool: tuple[int, int]) -> Any:
         return _cuda_graphs().get_graph_pool_state(device, pool)
@@ -96,22 +86,23 @@ class _AccGraphCapture:
 
     # acc's blocks are CUDA's caching allocator's, with its deleter.
     def owns_graph_pool_block(self, storage: int) -> bool:
-        return _cuda_member("owns_graph_pool_block", "has_standard_deleter")(storage)
+        return _cuda_graphs().owns_graph_pool_block(storage)
 
     def free_graph_pool_block(self, storage: int) -> None:
-        _cuda_member("free_graph_pool_block", "free_and_remove_deleter")(storage)
+        _cuda_graphs().free_graph_pool_block(storage)
 
     def recording_setup_context(self, *, warmup: bool) -> Any:
         # acc's matmuls and convolutions are cuBLAS's and cuDNN's.
         if not is_cuda_mode():
             return contextlib.nullcontext()
-        return _cuda_member("recording_setup_context", "graph_recording_guard")(warmup=warmup)
+        return _cuda_graphs().recording_setup_context(warmup=warmup)
 
     def recording_execution_context(self, *, capture: bool, record_history: bool = False) -> Any:
         if not is_cuda_mode():
             return contextlib.nullcontext()
-        execution = _cuda_member("recording_execution_context", "graph_recording_modes")
-        return execution(capture=capture, record_history=record_history)
+        return _cuda_graphs().recording_execution_context(
+            capture=capture, record_history=record_history
+        )
 
     def tensor_from_storage(
         self, metadata: dict[str, Any], storage: torch.UntypedStorage
@@ -142,21 +133,6 @@ def settle_convolution_layout(keep_channels_last: bool) -> bool:
     interface after Dynamo traced without it settles it contiguous.
     """
     return _C._settle_channels_last_convolutions(keep_channels_last)
-
-
-def _framework_features() -> frozenset[Any]:
-    """The BackendFeature members a DeviceInterface declares in the torch in
-    use: Dynamo's registry holds them in the 2.15 series,
-    ``torch.utils._backend_features`` in the 2.13.0 and 2.11.0 series."""
-    from torch._dynamo import device_interface
-
-    found = getattr(device_interface, "_FRAMEWORK_FEATURES", None)
-    if found is None:
-        try:
-            from torch.utils._backend_features import FRAMEWORK_FEATURES as found
-        except ImportError:
-            return frozenset()
-    return frozenset(found)
 
 
 class DeviceInterface:
@@ -261,25 +237,22 @@ class DeviceInterface:
         in gpu mode, cannot run Inductor's looped online-softmax kernels, and
         graphs are CUDA graphs.
         """
-        from torch._dynamo import device_interface
+        from torch._dynamo.device_interface import BackendFeature
 
-        feature = device_interface.BackendFeature
-        framework = _framework_features()
         features = set()
-        if settle_convolution_layout(
-            keep_channels_last=any(f.name == "CHANNELS_LAST_CONVOLUTION" for f in framework)
-        ):
-            features.add(feature.CHANNELS_LAST_CONVOLUTION)
+        # The member comes with the fake_channels_last follow-up.
+        channels_last = getattr(BackendFeature, "CHANNELS_LAST_CONVOLUTION", None)
+        if settle_convolution_layout(keep_channels_last=channels_last is not None):
+            features.add(channels_last)
         if not is_gpu_mode():
             return features
         if not is_cuda_mode():
-            return features | {feature.GPU}
-        features |= {feature.GPU, feature.GRAPH_CAPTURE}
-        # Where the interface answers online softmax: the 2.13.0 and 2.11.0
-        # series still ask the scheduling for it and refuse it here.
-        if feature.ONLINE_SOFTMAX in framework:
-            features.add(feature.ONLINE_SOFTMAX)
-        return features
+            return features | {BackendFeature.GPU}
+        return features | {
+            BackendFeature.GPU,
+            BackendFeature.GRAPH_CAPTURE,
+            BackendFeature.ONLINE_SOFTMAX,
+        }
 
     @staticmethod
     def get_cpp_device_options(
@@ -318,23 +291,3 @@ class DeviceInterface:
     @staticmethod
     def graph_capture() -> _AccGraphCapture | None:
         return _GRAPHS if is_cuda_mode() else None
-
-    # The 2.13.0 and 2.11.0 series of the graph_capture slice ask the interface
-    # itself for these, by these names.
-    @staticmethod
-    def supports_graph_capture() -> bool:
-        return is_cuda_mode()
-
-    Graph = torch.cuda.CUDAGraph
-    graph = staticmethod(_GRAPHS.capture)
-    graph_pool_handle = staticmethod(torch.cuda.graph_pool_handle)
-    memory_snapshot = staticmethod(torch.cuda.memory_snapshot)
-    use_graph_pool = staticmethod(_GRAPHS.allocate_to_graph_pool)
-    get_graph_pool_state = staticmethod(_GRAPHS.get_graph_pool_state)
-    set_graph_pool_state = staticmethod(_GRAPHS.set_graph_pool_state)
-    check_graph_pool_live_allocations = staticmethod(_GRAPHS.check_graph_pool_live_allocations)
-    has_standard_deleter = staticmethod(_GRAPHS.owns_graph_pool_block)
-    free_and_remove_deleter = staticmethod(_GRAPHS.free_graph_pool_block)
-    tensor_from_storage = staticmethod(_GRAPHS.tensor_from_storage)
-    graph_recording_guard = staticmethod(_GRAPHS.recording_setup_context)
-    graph_recording_modes = staticmethod(_GRAPHS.recording_execution_context)

@@ -18,13 +18,9 @@ _DEVICE_INTERFACE = "torch._dynamo.device_interface"
 _STATE: tuple[tuple[str, str, Any], ...] = (
     (_DEVICE_INTERFACE, "device_interfaces", {}),
     (_DEVICE_INTERFACE, "_device_initialized", False),
-    # rfc2's 2.13.0 and 2.11.0 series: rules registered with
-    # register_device_trace_rules() (the 2.15.0 series has no such function)
-    ("torch._dynamo.trace_rules", "_registered_device_trace_rules", {}),
 )
 
-# functools caches derived from the registry. (The 2.13.0 and 2.11.0
-# series key theirs on a registry generation instead, bumped here.)
+# functools caches derived from the registry.
 _DERIVED_CACHES: tuple[tuple[str, str], ...] = (
     ("torch._inductor.utils", "get_gpu_type"),
     # Cached per device: an interface replaced by a test must be asked again.
@@ -74,10 +70,6 @@ class RegistrySnapshot:
 
 def clear_derived_caches() -> None:
     device_interface = sys.modules.get(_DEVICE_INTERFACE)
-    if hasattr(device_interface, "_registry_generation"):
-        # The registry changed behind its entries' back: caches keyed on the
-        # generation recompute.
-        device_interface._registry_generation += 1
     for module_name, dotted in _DERIVED_CACHES:
         module = sys.modules.get(module_name)
         cache = _resolve(module, dotted) if module is not None else None
