@@ -299,11 +299,13 @@ _authoring_session("refresh", "Regenerate a slice's series from its workspace (-
 
 @nox.session(default=False)
 def series(session: nox.Session) -> None:
-    """Check that every slice's series applies to each of its bases, alone and stacked."""
+    """Check that every slice's series applies to each of its bases, alone and
+    stacked, and adds the same public surface on each."""
     # Not in the default run: other bases' sources come from their wheels
     # (hundreds of MB, downloaded once).
     py = prepare_environment(session)
     session.run(py, "-m", "rfc_shared", "check-series", external=True, env=PIP_ENV)
+    session.run(py, "-m", "rfc_shared", "check-surface", external=True, env=PIP_ENV)
 
 
 # -- helpers ------------------------------------------------------------------

@@ -242,3 +242,61 @@ def test_the_command_line_names_an_unknown_base(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "error: torch 1.0.0 is not a known base (known: 2.15.0, 2.13.0, 2.11.0)" in done.stderr
     assert not (tmp_path / "ws").exists()
+
+
+def test_module_surface_names_public_functions_classes_members_and_parameters() -> None:
+    from rfc_shared.authoring.surface import module_surface
+
+    source = (
+        "import enum\n"
+        "class Feature(enum.Enum):\n    GPU = enum.auto()\n    _HIDDEN = 1\n"
+        "class Interface:\n"
+        "    @staticmethod\n    def graph_capture(device=None, *, strict: bool = False): ...\n"
+        "    def _private(self): ...\n"
+        "def register(name: str, interface, /, *args, **kwargs): ...\n"
+        "def _helper(): ...\n"
+        "LIMIT: int = 3\n"
+    )
+    assert module_surface(source, "torch.m") == {
+        "torch.m:Feature": "class",
+        "torch.m:Feature.GPU": "attribute",
+        "torch.m:Interface": "class",
+        "torch.m:Interface.graph_capture": "function @staticmethod",
+        "torch.m:Interface.graph_capture(device)": "positional=None",
+        "torch.m:Interface.graph_capture(strict)": "keyword-only=False",
+        "torch.m:register": "function",
+        "torch.m:register(name)": "positional-only",
+        "torch.m:register(interface)": "positional-only",
+        "torch.m:register(*args)": "var-positional",
+        "torch.m:register(**kwargs)": "var-keyword",
+        "torch.m:LIMIT": "attribute",
+    }
+
+
+def test_check_surface_names_a_signature_that_differs_between_bases(
+    project: Path, tmp_path: Path, other_base: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rfc_shared.authoring.surface import surface_differences
+
+    monkeypatch.setattr(core, "SLICE", dataclasses.replace(core.SLICE, bases=(INSTALLED,)))
+    repo = authoring.workspace(
+        "registry_core", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED
+    )
+    authoring.refresh("registry_core", repo, project, base=OTHER)
+    slices = authoring.source_slices(project, "registry_core")
+    assert surface_differences(slices, INSTALLED) == []
+
+    # The port renames a parameter: a backend calling it by keyword breaks there.
+    interface = repo / "torch" / "_dynamo" / "device_interface.py"
+    text = interface.read_text()
+    start = text.index("def register_interface_for_device_PrivateUse1(")
+    signature = text[start : text.index(")", start)]
+    interface.write_text(text.replace(signature, signature.replace("device:", "name:", 1), 1))
+    authoring.git(repo, "commit", "-qam", "[dynamo] Rename a parameter", identity=True)
+    authoring.refresh("registry_core", repo, project, base=OTHER)
+    problems = surface_differences(authoring.source_slices(project, "registry_core"), INSTALLED)
+    assert any(
+        p.startswith(f"registry_core on {OTHER.version}: lacks ")
+        and "register_interface_for_device_PrivateUse1(device)" in p
+        for p in problems
+    ), problems

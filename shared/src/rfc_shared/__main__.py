@@ -1,5 +1,6 @@
 """Command line: ``python -m rfc_shared <command>`` (status, materialize,
-upstream-tests, workspace, refresh, check-series, lint-series, tables, export)."""
+upstream-tests, workspace, refresh, check-series, check-surface, lint-series, tables,
+export)."""
 
 from __future__ import annotations
 
@@ -114,6 +115,20 @@ def _check_series(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_surface(args: argparse.Namespace) -> int:
+    from .authoring import from_source, project_root
+    from .authoring.surface import check_surface
+    from .overlay.base import PRIMARY_BASE
+    from .overlay.slices import discover_slices, resolve
+
+    root = project_root()
+    installed = discover_slices()
+    slices = [from_source(root, s) for s in resolve(list(installed), installed)]
+    for line in check_surface(slices, PRIMARY_BASE):
+        print(line, flush=True)
+    return 0
+
+
 def _lint_series(args: argparse.Namespace) -> int:
     from .authoring import project_root, source_slices
     from .authoring.lint import lint_slice
@@ -208,6 +223,12 @@ def main(argv: list[str] | None = None) -> int:
 
     p = sub.add_parser("check-series", help="apply every series to its base's sources")
     p.set_defaults(run=_check_series)
+
+    p = sub.add_parser(
+        "check-surface",
+        help="check that each slice adds the same public surface on every base",
+    )
+    p.set_defaults(run=_check_surface)
 
     p = sub.add_parser(
         "lint-series", help="lint each slice's changes with PyTorch's own ruff settings"
