@@ -261,3 +261,40 @@ def test_compiled_optimizers_and_backward_graphs_on_cpu_are_stock() -> None:
     for case in stock:
         for part in ("fx", "inductor", "results"):
             assert stacked[case][part] == stock[case][part], (case, part)
+
+
+# Compiled autograd: Dynamo traces the backward as a graph of its own, which
+# Inductor compiles through a wrapper module (flatten_graph_inputs' GmWrapper).
+COMPILED_AUTOGRAD = """
+import json, torch
+from torch._dynamo.utils import counters
+from rfc_shared.conformance.corpus import digests as digest
+
+torch.manual_seed(0)
+net = torch.nn.Sequential(
+    torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 16), torch.nn.ReLU(),
+    torch.nn.Linear(16, 4),
+)
+x = torch.randn(4, 8)
+# Read when the function is compiled, not when it runs.
+torch._dynamo.config.compiled_autograd = True
+
+@torch.compile
+def step(x):
+    loss = net(x).square().mean()
+    loss.backward()
+    return loss
+
+losses = [step(x) for _ in range(2)]
+report = {
+    "results": digest([*losses, *(p.grad for p in net.parameters())]),
+    "graph_breaks": sum(counters["graph_break"].values()),
+    "compiled_autograd": dict(counters["compiled_autograd"]),
+}
+print(json.dumps(report))
+"""
+
+
+def test_compiled_autograd_on_cpu_is_stock() -> None:
+    stock, stacked = _both(COMPILED_AUTOGRAD, **AUTOLOAD_ON)
+    assert stacked == stock
