@@ -8,10 +8,14 @@
 #        python -m pip download -d .wheelhouse --only-binary=:all: hatchling unidiff expecttest
 #   2. builds torch_acc with its CUDA extension,
 #   3. checks that the stacked overlay is served,
-#   4. runs the GPU tests (acc over CUDA memory, corpus end to end vs cuda),
+#   4. runs the GPU tests (acc over CUDA memory, corpus end to end vs cuda) and,
+#      in parallel, upstream's CUDA tests of the modules the slices touch (the
+#      base's test/inductor files in rfc_shared's landed_tests) on stock torch
+#      and then stacked, and compares their outcomes (tools/compare_outcomes.py),
 #   5. benchmarks compiled acc vs compiled cuda and prints the table last.
 # Usage: tools/gpu_run.sh [RESULTS_DIR]    (PYTHON, WHEELHOUSE override defaults;
-#   STEPS="tests bench" by default: either alone where one call has too little time for both;
+#   STEPS="tests upstream bench" by default: any of them alone where one call has too little
+#   time for all (UPSTREAM_TIMEOUT: seconds for each side of the upstream tests, default 420);
 #   BENCH_SECTIONS, BENCH_WORKLOADS, BENCH_WARM: the benchmark's --sections (default all),
 #   --workloads (texts of row names, alternatives separated by |) and --warm (compile
 #   processes at a time before the timed runs; default: the cores / 2); BENCH_ARGS: more
@@ -78,8 +82,21 @@ step "overlay"
 $PY -m rfc_shared status --import-torch --expect-closure all | tee overlay.json
 export TORCH_ACC_MODE=cuda
 
-STEPS=${STEPS:-tests bench}
+STEPS=${STEPS:-tests upstream bench}
 tests=0
+upstream_pid=
+if [[ " $STEPS " == *" upstream "* ]]; then
+  landed=$($PY -c 'from rfc_shared.overlay.base import installed_torch_base as b; print(b().landed_tests_dir)')
+  step "upstream's CUDA tests ($landed/test/inductor), stock then stacked, in the background"
+  (
+    for side in none all; do
+      TORCH_RFC_SLICES=$side timeout "${UPSTREAM_TIMEOUT:-420}" $PY -m pytest -q -p no:cacheprovider \
+        --rootdir "$landed" --junitxml="upstream-$side.xml" "$landed/test/inductor" >"upstream-$side.log" 2>&1
+      echo "exit $? ($side)" >>"upstream-$side.log"
+    done
+  ) &
+  upstream_pid=$!
+fi
 if [[ " $STEPS " == *" tests "* ]]; then
   step "GPU tests"
   set +e
@@ -99,6 +116,15 @@ if [[ " $STEPS " == *" bench "* ]]; then
     --sections "${BENCH_SECTIONS:-kernels,allocation,launch-bound,workloads}" \
     --workloads "${BENCH_WORKLOADS:-}" --warm "${BENCH_WARM:-$(($(nproc) / 2))}" \
     ${BENCH_ARGS:-} > bench.md
+fi
+if [ -n "$upstream_pid" ]; then
+  wait "$upstream_pid" || true
+  step "upstream's tests, stock against stacked"
+  set +e
+  $PY "$ROOT/tools/compare_outcomes.py" upstream-none.xml upstream-all.xml | tee upstream.md
+  upstream=${PIPESTATUS[0]}
+  set -e
+  [ "$upstream" = 0 ] || tests=1
 fi
 if [[ " $STEPS " == *" tests "* ]]; then
   step "tests: $( [ "$tests" = 0 ] && echo passed || echo FAILED ) ($(tail -1 tests.log))"

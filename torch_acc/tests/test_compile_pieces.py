@@ -117,7 +117,7 @@ def test_storages_handed_back_by_the_peer_allocator_are_labelled_acc_again() -> 
 
 
 def test_graph_trees_rebuild_outputs_on_acc_storages_without_an_allocation() -> None:
-    from torch_acc._dynamo.device_interface import DeviceInterface
+    from torch_acc._dynamo.device_interface import _GRAPHS
 
     base = torch.arange(12.0, device="acc")
     metadata = {
@@ -127,9 +127,9 @@ def test_graph_trees_rebuild_outputs_on_acc_storages_without_an_allocation() -> 
         "storage_offset": 5,
         "device": base.device,
     }
-    rebuilt = DeviceInterface.tensor_from_storage(metadata, base.untyped_storage())
+    rebuilt = _GRAPHS.tensor_from_storage(metadata, base.untyped_storage())
     expected = base.as_strided((2, 3), (1, 2), 5)
     assert rebuilt.device == base.device and rebuilt.untyped_storage().data_ptr() == base.data_ptr()
     assert torch.equal(rebuilt.cpu(), expected.cpu())
     with pytest.raises(RuntimeError, match="not acc"):
-        DeviceInterface.tensor_from_storage(metadata, torch.arange(3.0).untyped_storage())
+        _GRAPHS.tensor_from_storage(metadata, torch.arange(3.0).untyped_storage())

@@ -1,0 +1,56 @@
+"""The GPU benchmark's verdict on a row: the median ratio and the spread of
+its processes together (torch_acc/benchmarks/gpu.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+
+def _gpu_bench():
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "gpu.py"
+    spec = importlib.util.spec_from_file_location("gpu_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _row(cuda: list[float], acc: list[float]) -> dict:
+    median = sorted(cuda)[len(cuda) // 2] / sorted(acc)[len(acc) // 2]
+    return {
+        "cuda": {"ms": 0.0, "ms_by_process": cuda},
+        "acc": {"ms": 0.0, "ms_by_process": acc},
+        "ratio": median,
+    }
+
+
+@pytest.mark.parametrize(
+    ("cuda", "acc", "expected"),
+    [
+        # Every pairing at or above the goal.
+        ([10.0, 10.2, 10.1, 10.3, 10.0], [10.1, 10.2, 10.0, 10.4, 10.1], "met"),
+        # Below the goal whichever processes are compared.
+        ([8.0, 8.1, 8.2, 8.0, 8.1], [10.0, 10.1, 10.2, 10.0, 10.1], "MISSED"),
+        # The median misses, but the fastest processes agree: the processes decide nothing.
+        ([8.2, 9.9, 14.2, 9.0, 8.9], [8.3, 10.0, 14.0, 9.9, 9.7], "undecided"),
+    ],
+)
+def test_a_row_is_called_below_the_goal_only_where_its_spread_is(
+    cuda: list[float], acc: list[float], expected: str
+) -> None:
+    gpu = _gpu_bench()
+    assert gpu.verdict(_row(cuda, acc)) == expected
+
+
+def test_the_spread_is_the_fastest_and_the_slowest_pairs() -> None:
+    gpu = _gpu_bench()
+    low, high = gpu.ratio_spread(_row([8.0, 12.0], [10.0, 10.0]))
+    assert (low, high) == pytest.approx((0.8, 1.2))
+
+
+def test_timed_and_compile_processes_get_disjoint_cores() -> None:
+    compile_cores, timed_cores = _gpu_bench()._core_halves()
+    assert timed_cores
+    assert not compile_cores & timed_cores or compile_cores == timed_cores
