@@ -19,11 +19,11 @@ from ._mode import is_cuda_mode, is_gpu_mode
 
 
 def device_interface() -> type:
-    """acc's convention-file interface as a ``DeviceInterface`` subclass, one
-    class per process."""
-    # Importing Dynamo's registry may register acc's interface by convention,
-    # through torch.acc.get_device_interface(), which calls this function:
-    # import it before the class is made, so the inner call makes the class.
+    """acc's interface (``torch_acc/_dynamo/device_interface.py``) as a
+    ``DeviceInterface`` subclass, one class per process."""
+    # Importing Dynamo's registry may register acc's interface through
+    # torch.acc.get_device_interface() (slice lazy_reg), which calls this
+    # function: import it before the class is made, so the inner call makes it.
     import torch._dynamo.device_interface  # noqa: F401
 
     return _interface_class()
@@ -48,12 +48,13 @@ def register_device_interface() -> None:
 
 
 def ensure_device_interface() -> None:
-    """Makes sure Dynamo has acc's DeviceInterface: found by convention where
-    the torch in use does that, registered explicitly otherwise."""
+    """Makes sure Dynamo has acc's DeviceInterface: found through
+    ``torch.acc.get_device_interface()`` where the torch in use asks the device
+    module (slice lazy_reg), registered explicitly otherwise."""
     from torch._dynamo.device_interface import get_interface_for_device
 
     try:
-        get_interface_for_device("acc")  # found by convention where torch does that
+        get_interface_for_device("acc")  # asks torch.acc's hook where torch does that
     except NotImplementedError:
         # Inductor is compiling a graph Dynamo traced on acc without an
         # interface: its fake tensors expected acc's convolutions contiguous.
@@ -68,7 +69,8 @@ def register_inductor_backend() -> None:
 
     Inductor calls this through ``torch.acc._inductor_backend_init`` when it
     first needs acc's backend; where nothing registered acc's DeviceInterface
-    (no lazy registration by convention), it registers that too.
+    (no lazy registration through the device module's hook), it registers that
+    too.
     """
     from torch._inductor.codegen.common import (
         register_backend_for_device,

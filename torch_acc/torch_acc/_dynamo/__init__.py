@@ -1,4 +1,5 @@
-"""acc's compile-time device description, found by convention.
+"""acc's compile-time device description, which ``torch.acc.get_device_interface()``
+hands Dynamo's device registry.
 
 Nothing in this package imports ``torch._dynamo``: it only describes acc.
 """

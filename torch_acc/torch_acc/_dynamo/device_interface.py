@@ -183,7 +183,6 @@ class DeviceInterface:
         "set_stream",
         "synchronize",
     )
-    dynamo_tensor_classes = acc.tensor_classes
 
     @staticmethod
     def maybe_exchange_device(device: int) -> int:

@@ -1,4 +1,5 @@
-"""sealed's compile-time device description, found by convention.
+"""sealed's compile-time device description, which
+``torch.sealed.get_device_interface()`` hands Dynamo's device registry.
 
 Nothing in this package imports ``torch._dynamo``.
 """

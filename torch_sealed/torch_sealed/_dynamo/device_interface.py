@@ -30,9 +30,9 @@ def registered_class() -> type:
     """The interface as a ``torch._dynamo.device_interface.DeviceInterface``
     subclass, what the registry takes (this imports Dynamo). One class,
     whichever path registers it."""
-    # Importing Dynamo's registry may register sealed's interface by
-    # convention, through torch.sealed.get_device_interface(), which calls
-    # this function: import it first, so the inner call makes the class.
+    # Importing Dynamo's registry may register sealed's interface through
+    # torch.sealed.get_device_interface() (slice lazy_reg), which calls this
+    # function: import it first, so the inner call makes the class.
     import torch._dynamo.device_interface  # noqa: F401
 
     return _interface_class()

@@ -27,8 +27,9 @@ class SealedDeviceOpOverrides(DeviceOpOverrides):
 
 
 def register_inductor_backend() -> None:
-    """Registers sealed's DeviceInterface (where nothing found it by
-    convention), its scheduling and wrapper, and its op overrides.
+    """Registers sealed's DeviceInterface (where the registry did not get it
+    from ``torch.sealed.get_device_interface()``), its scheduling and wrapper,
+    and its op overrides.
 
     Refuses a torch whose generated code cannot wrap kernel calls: there,
     compiled code would fault at its first kernel.
