@@ -15,7 +15,7 @@
 #   5. benchmarks compiled acc vs compiled cuda and prints the table last.
 # Usage: tools/gpu_run.sh [RESULTS_DIR]    (PYTHON, WHEELHOUSE override defaults;
 #   STEPS="tests upstream bench" by default: any of them alone where one call has too little
-#   time for all (UPSTREAM_TIMEOUT: seconds for each side of the upstream tests, default 420);
+#   time for all (UPSTREAM_TIMEOUT: seconds for the upstream tests, both sides at once, default 420);
 #   BENCH_SECTIONS, BENCH_WORKLOADS, BENCH_WARM: the benchmark's --sections (default all),
 #   --workloads (texts of row names, alternatives separated by |) and --warm (compile
 #   processes at a time before the timed runs; default: the cores / 2); BENCH_ARGS: more
@@ -53,6 +53,23 @@ if compgen -G "$WHEELHOUSE/transformers-*.whl" >/dev/null; then
   step "installing transformers (the Hugging Face rows)"
   pip_install transformers || step "transformers could not be installed: its rows will fail"
 fi
+STEPS=${STEPS:-tests upstream bench}
+# Upstream's tests need no backend: they run while torch_acc builds.
+upstream_pid=
+if [[ " $STEPS " == *" upstream "* ]]; then
+  landed=$($PY -c 'from rfc_shared.overlay.base import installed_torch_base as b; print(b().landed_tests_dir)')
+  step "upstream's CUDA tests ($landed/test/inductor), stock and stacked side by side, in the background"
+  # Interrupted at the time limit, pytest still writes the report of what it ran.
+  for side in none all; do
+    (
+      TORCH_RFC_SLICES=$side timeout -s INT "${UPSTREAM_TIMEOUT:-420}" $PY -m pytest -q \
+        -p no:cacheprovider --rootdir "$landed" --junitxml="$RESULTS/upstream-$side.xml" \
+        "$landed/test/inductor" >"$RESULTS/upstream-$side.log" 2>&1
+      echo "exit $? ($side)" >>"$RESULTS/upstream-$side.log"
+    ) &
+    upstream_pid="$upstream_pid $!"
+  done
+fi
 # The extension's sources, as one digest: a reused wheel must have been built from these.
 csrc_digest() { (cd "$ROOT/torch_acc" && find csrc setup.py -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1); }
 if [ -n "${ACC_WHEEL:-}" ]; then
@@ -82,21 +99,7 @@ step "overlay"
 $PY -m rfc_shared status --import-torch --expect-closure all | tee overlay.json
 export TORCH_ACC_MODE=cuda
 
-STEPS=${STEPS:-tests upstream bench}
 tests=0
-upstream_pid=
-if [[ " $STEPS " == *" upstream "* ]]; then
-  landed=$($PY -c 'from rfc_shared.overlay.base import installed_torch_base as b; print(b().landed_tests_dir)')
-  step "upstream's CUDA tests ($landed/test/inductor), stock then stacked, in the background"
-  (
-    for side in none all; do
-      TORCH_RFC_SLICES=$side timeout "${UPSTREAM_TIMEOUT:-420}" $PY -m pytest -q -p no:cacheprovider \
-        --rootdir "$landed" --junitxml="upstream-$side.xml" "$landed/test/inductor" >"upstream-$side.log" 2>&1
-      echo "exit $? ($side)" >>"upstream-$side.log"
-    done
-  ) &
-  upstream_pid=$!
-fi
 if [[ " $STEPS " == *" tests "* ]]; then
   step "GPU tests"
   set +e
@@ -118,7 +121,7 @@ if [[ " $STEPS " == *" bench "* ]]; then
     ${BENCH_ARGS:-} > bench.md
 fi
 if [ -n "$upstream_pid" ]; then
-  wait "$upstream_pid" || true
+  wait $upstream_pid || true
   step "upstream's tests, stock against stacked"
   set +e
   $PY "$ROOT/tools/compare_outcomes.py" upstream-none.xml upstream-all.xml | tee upstream.md
