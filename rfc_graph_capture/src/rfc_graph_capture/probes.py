@@ -14,6 +14,7 @@ from rfc_shared.conformance.harness import (
     base_interface,
     check,
     exposes_streams,
+    implements,
     subject,
     variant,
 )
@@ -29,6 +30,15 @@ def _applied() -> bool:
     nothing about graphs, so the probe's variants are then the backend's own."""
     registry = importlib.import_module("torch._dynamo.device_interface")
     return hasattr(registry.DeviceInterface, "graph_capture")
+
+
+def _graph_capture_stubs() -> dict[str, Any]:
+    """Stand-ins for the methods an interface that declares graph capture must
+    implement and the backend's does not: the gate probe never records, so
+    they are never called."""
+    registry = importlib.import_module("torch._dynamo.device_interface")
+    required = getattr(registry, "_GRAPH_CAPTURE_INTERFACE_METHODS", ())
+    return {name: _unused for name in required if not implements(base_interface(), name)}
 
 
 def _declaring(declared: bool) -> type:
@@ -55,6 +65,7 @@ def _declaring(declared: bool) -> type:
         backend_features=lambda device=None: (
             base.backend_features(device) | {feature.GRAPH_CAPTURE}
         ),
+        **_graph_capture_stubs(),
     )
 
 
