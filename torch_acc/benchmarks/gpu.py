@@ -841,6 +841,12 @@ def bench_workloads(
                     runs["error"] = f"{device}: {last[0][:200]}"
                     break
                 processes[device].append(json.loads(done.stdout.strip().splitlines()[-1]))
+                # Each process's time as it comes: a run stopped part-way keeps them.
+                print(
+                    f"[bench] {name} {device}: {processes[device][-1]['ms']:.3f} ms",
+                    file=sys.stderr,
+                    flush=True,
+                )
             if "error" in runs:
                 break
         if "error" not in runs:
