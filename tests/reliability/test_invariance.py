@@ -298,3 +298,104 @@ print(json.dumps(report))
 def test_compiled_autograd_on_cpu_is_stock() -> None:
     stock, stacked = _both(COMPILED_AUTOGRAD, **AUTOLOAD_ON)
     assert stacked == stock
+
+
+# The other ways users compile on cpu, one script: each mode's results and
+# Dynamo's counts (graphs, graph breaks, recompiles), or its error.
+COMPILE_MODES = """
+import json, os, tempfile, torch
+import torch.distributed as dist
+from torch._dynamo.utils import counters
+from rfc_shared.conformance.corpus import digests as digest
+
+report = {}
+
+def mode(name, fn):
+    torch._dynamo.reset()
+    counters.clear()
+    torch.manual_seed(0)
+    try:
+        out = fn()
+    except Exception as e:
+        report[name] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"}
+        return
+    report[name] = {
+        "results": digest(out),
+        "graphs": counters["stats"]["unique_graphs"],
+        "graph_breaks": sum(counters["graph_break"].values()),
+        "recompiles": sum(counters["recompiles"].values()),
+        "cudagraph_skips": counters["inductor"]["cudagraph_skips"],
+    }
+
+def mlp():
+    return torch.nn.Sequential(
+        torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4)
+    )
+
+def export_and_aoti():
+    model = mlp().eval()
+    x = torch.randn(4, 8)
+    exported = torch.export.export(model, (x,))
+    with tempfile.TemporaryDirectory() as folder:
+        path = torch._inductor.aoti_compile_and_package(
+            exported, package_path=os.path.join(folder, "mlp.pt2")
+        )
+        return torch._inductor.aoti_load_package(path)(x)
+
+def reduce_overhead():
+    model = mlp()
+    compiled = torch.compile(model, mode="reduce-overhead")
+    return [compiled(torch.randn(4, 8)) for _ in range(3)]
+
+def max_autotune():
+    compiled = torch.compile(
+        lambda a, b: (a @ b).relu(), mode="max-autotune-no-cudagraphs"
+    )
+    return compiled(torch.randn(32, 32), torch.randn(32, 32))
+
+def dynamic_shapes():
+    compiled = torch.compile(lambda x: (x * 2).softmax(-1), dynamic=True)
+    return [compiled(torch.randn(n, 8)) for n in (3, 5, 7)] + [compiled(torch.randn(3, 9))]
+
+def ddp_optimizer():
+    with tempfile.TemporaryDirectory() as folder:
+        dist.init_process_group(
+            "gloo", init_method=f"file://{folder}/rendezvous", rank=0, world_size=1
+        )
+        try:
+            # Three 1 MB layers in 1 MB buckets: DDPOptimizer splits the graph.
+            layers = [torch.nn.Linear(512, 512) for _ in range(3)]
+            model = torch.nn.parallel.DistributedDataParallel(
+                torch.nn.Sequential(*layers), bucket_cap_mb=1
+            )
+            compiled = torch.compile(model)
+            out = compiled(torch.randn(4, 512))
+            out.sum().backward()
+            return [out, *(p.grad for p in model.parameters())]
+        finally:
+            dist.destroy_process_group()
+
+def cond():
+    def fn(x):
+        return torch.cond(x.sum() > 0, lambda t: t.sin(), lambda t: t.cos(), (x,))
+    compiled = torch.compile(fn, fullgraph=True)
+    return [compiled(torch.randn(4)), compiled(-torch.ones(4))]
+
+for name, fn in (
+    ("export_and_aoti", export_and_aoti),
+    ("reduce_overhead", reduce_overhead),
+    ("max_autotune", max_autotune),
+    ("dynamic_shapes", dynamic_shapes),
+    ("ddp_optimizer", ddp_optimizer),
+    ("cond", cond),
+):
+    mode(name, fn)
+print(json.dumps(report))
+"""
+
+
+def test_every_compile_mode_on_cpu_is_stock() -> None:
+    stock, stacked = _both(COMPILE_MODES, **AUTOLOAD_ON)
+    # Each mode ran on stock torch (a mode that stock cannot run is not a test).
+    assert not [name for name, r in stock.items() if "error" in r], stock
+    assert stacked == stock
