@@ -163,15 +163,21 @@ def test_a_series_ports_to_another_base_and_refresh_writes_it(
     assert "def register_interface_for_device_PrivateUse1(" in patched
 
 
-def test_check_series_applies_each_series_to_its_own_base(
+@pytest.fixture
+def ported(
     project: Path, tmp_path: Path, other_base: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # The scratch project holds the primary series only (no other download).
+) -> Path:
+    """registry_core's primary series ported to OTHER in the scratch project
+    (which holds the primary series only: no other download); the workspace."""
     monkeypatch.setattr(core, "SLICE", dataclasses.replace(core.SLICE, bases=(INSTALLED,)))
     repo = authoring.workspace(
         "registry_core", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED
     )
     authoring.refresh("registry_core", repo, project, base=OTHER)
+    return repo
+
+
+def test_check_series_applies_each_series_to_its_own_base(project: Path, ported: Path) -> None:
     lines = authoring.check_series(project, ["registry_core"])
     assert [line.split(":")[0] for line in lines] == [str(INSTALLED)] * 2 + [str(OTHER)] * 2
     assert all(" applies (" in line for line in lines)
@@ -274,15 +280,11 @@ def test_module_surface_names_public_functions_classes_members_and_parameters() 
 
 
 def test_check_surface_names_a_signature_that_differs_between_bases(
-    project: Path, tmp_path: Path, other_base: Path, monkeypatch: pytest.MonkeyPatch
+    project: Path, ported: Path
 ) -> None:
     from rfc_shared.authoring.surface import surface_differences
 
-    monkeypatch.setattr(core, "SLICE", dataclasses.replace(core.SLICE, bases=(INSTALLED,)))
-    repo = authoring.workspace(
-        "registry_core", tmp_path / "ws", project, base=OTHER, port_from=INSTALLED
-    )
-    authoring.refresh("registry_core", repo, project, base=OTHER)
+    repo = ported
     slices = authoring.source_slices(project, "registry_core")
     assert surface_differences(slices, INSTALLED) == []
 
