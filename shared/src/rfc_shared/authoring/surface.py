@@ -37,7 +37,6 @@ class _Part:
 
     name: str
     patches: tuple[Patch, ...]
-    requires: tuple[str, ...] = ()
 
     def series(self, base: TorchBase) -> list[Patch]:
         return list(self.patches)
@@ -137,18 +136,11 @@ def added_surface(stack: Sequence[Slice], base: TorchBase, torch_dir: Path) -> d
     before = dict(Overlay.build(deps, torch_dir).files)
     series = target.series(base)
     backports = tuple(p for p in series if p.subject.startswith(BACKPORT_PREFIX))
-    digest = hashlib.sha256()
-    site_dir = torch_dir.parent
-    part = _Part(target.name, backports)
-    before = Overlay._apply_slice(part, base, site_dir, before, digest)  # type: ignore[arg-type]
-    after = Overlay._apply_slice(  # type: ignore[arg-type]
-        _Part(target.name, tuple(p for p in series if p not in backports)),
-        base,
-        site_dir,
-        before,
-        digest,
-    )
-    own = [p for p in series if p not in backports]
+    own = tuple(p for p in series if p not in backports)
+    # Overlay.build() checks a stack; these are parts of one slice's series.
+    digest, site_dir = hashlib.sha256(), torch_dir.parent
+    before = Overlay._apply_slice(_Part(target.name, backports), base, site_dir, before, digest)  # type: ignore[arg-type]
+    after = Overlay._apply_slice(_Part(target.name, own), base, site_dir, before, digest)  # type: ignore[arg-type]
     paths = sorted({d.path for p in own for d in p.files if d.path.startswith("torch/")})
     old, new = _surface(before, paths, site_dir), _surface(after, paths, site_dir)
     return {key: value for key, value in new.items() if old.get(key) != value}
