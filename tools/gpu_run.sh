@@ -12,10 +12,14 @@
 #      in parallel, upstream's CUDA tests of the modules the slices touch (the
 #      base's test/inductor files in rfc_shared's landed_tests) on stock torch
 #      and then stacked, and compares their outcomes (tools/compare_outcomes.py),
-#   5. benchmarks compiled acc vs compiled cuda and prints the table last.
+#   5. benchmarks compiled acc vs compiled cuda and prints the table last;
+#   with STEPS naming "traces", first records a profiler trace of each row of
+#   TRACE_WORKLOADS (texts of row names separated by |, each naming one row) on each
+#   device, cuda's while torch_acc builds, and prints their GPU kernels side by side
+#   (RESULTS_DIR/traces/, traces.md).
 # Usage: tools/gpu_run.sh [RESULTS_DIR]    (PYTHON, WHEELHOUSE override defaults;
 #   STEPS="tests upstream bench" by default: any of them alone where one call has too little
-#   time for all (UPSTREAM_TIMEOUT: seconds for the upstream tests, both sides at once, default 420);
+#   time for all, and "traces"; TESTS_K: pytest's -k for the GPU tests (UPSTREAM_TIMEOUT: seconds for the upstream tests, both sides at once, default 420);
 #   BENCH_SECTIONS, BENCH_WORKLOADS, BENCH_WARM: the benchmark's --sections (default all),
 #   --workloads (texts of row names, alternatives separated by |) and --warm (compile
 #   processes at a time before the timed runs; default: the cores / 2); BENCH_ARGS: more
@@ -70,6 +74,21 @@ if [[ " $STEPS " == *" upstream "* ]]; then
     upstream_pid="$upstream_pid $!"
   done
 fi
+# The rows to trace: cuda's need no backend, so they record while torch_acc builds.
+trace_rows=()
+trace_pids=
+record_trace() {  # DEVICE INDEX: one row's trace on one device, in a process of its own
+  (cd "$RESULTS" && $PY "$ROOT/torch_acc/benchmarks/trace_workload.py" record "$1" \
+    "${trace_rows[$2]}" "traces/row$2-$1.json.gz" >"traces/row$2-$1.log" 2>&1 \
+    || echo "record $1 failed" >>"traces/row$2-$1.log") &
+  trace_pids="$trace_pids $!"
+}
+if [[ " ${STEPS:-} " == *" traces "* ]]; then
+  IFS='|' read -ra trace_rows <<<"${TRACE_WORKLOADS:?STEPS has traces: name the rows in TRACE_WORKLOADS}"
+  mkdir -p "$RESULTS/traces"
+  step "recording cuda's traces of ${#trace_rows[@]} rows in the background"
+  for i in "${!trace_rows[@]}"; do record_trace cuda "$i"; done
+fi
 # The extension's sources, as one digest: a reused wheel must have been built from these.
 csrc_digest() { (cd "$ROOT/torch_acc" && find csrc setup.py -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1); }
 if [ -n "${ACC_WHEEL:-}" ]; then
@@ -99,11 +118,27 @@ step "overlay"
 $PY -m rfc_shared status --import-torch --expect-closure all | tee overlay.json
 export TORCH_ACC_MODE=cuda
 
+if [ ${#trace_rows[@]} -gt 0 ]; then
+  step "recording acc's traces"
+  for i in "${!trace_rows[@]}"; do record_trace acc "$i"; done
+  wait $trace_pids || true
+  for i in "${!trace_rows[@]}"; do
+    echo "## ${trace_rows[$i]}"
+    echo '```'
+    grep -h "ms/step\|failed\|Error" "traces/row$i-cuda.log" "traces/row$i-acc.log" || true
+    $PY "$ROOT/torch_acc/benchmarks/trace_workload.py" kernels \
+      "traces/row$i-cuda.json.gz" "traces/row$i-acc.json.gz" --top 30 || true
+    echo '```'
+  done >traces.md
+  cat traces.md
+fi
+
 tests=0
 if [[ " $STEPS " == *" tests "* ]]; then
   step "GPU tests"
   set +e
   $PY -m pytest -q -p no:cacheprovider -p rfc_shared.testing.plugin --privateuse1-backend torch_acc \
+    ${TESTS_K:+-k "$TESTS_K"} \
     "$ROOT/torch_acc/tests/test_cuda_mode.py" \
     "$ROOT/torch_acc/tests/test_gpu_machine.py" \
     "$ROOT/torch_acc/tests/test_zero_monkeypatch.py" \

@@ -15,9 +15,12 @@ workloads, each device in a process of its own: the corpus's transformer block
 ``mode="max-autotune-no-cudagraphs"``, a ResNet-18-shaped convnet's training
 step (NCHW and channels_last), attention with a padding mask, autocast,
 flex attention, a Hugging Face Llama training step, at device-bound and
-host-bound sizes, and a Llama-style greedy decode under graph capture.
-Prints tables last; ratios are cuda time / acc time (>= 1: acc at least as
-fast).
+host-bound sizes, a Llama-style greedy decode under graph capture, a vision
+transformer's and a diffusion UNet block's training steps, a prefill compiled
+with ``dynamic=True`` over prompts of many lengths and a mixture-of-experts
+training step; each timed on the wall clock (rounds of back-to-back steps
+between synchronizes), in alternating processes. Prints tables last; ratios
+are cuda time / acc time (>= 1: acc at least as fast).
 
 ``--dry-run`` runs each workload once on the CPU at small sizes, untimed: a
 check that the script works, for machines without a GPU.
@@ -124,10 +127,44 @@ WORKLOADS: dict[str, tuple[str, torch.dtype, str]] = {
         torch.bfloat16,
         "host",
     ),
+    "ViT training step, autocast bf16, AdamW, 32x224 (6 layers, width 384)": (
+        "vit",
+        torch.float32,
+        "device",
+    ),
+    "diffusion UNet block training step bf16 channels_last 4x320x32x32": (
+        "diffusion",
+        torch.bfloat16,
+        "device",
+    ),
+    "Llama-style prefill, dynamic=True, bf16, 7 prompt lengths 17-311": (
+        "prefill",
+        torch.bfloat16,
+        "device",
+    ),
+    "top-2 mixture-of-experts training step bf16 8x512x1024, 8 experts": (
+        "moe",
+        torch.bfloat16,
+        "device",
+    ),
 }
 #: Steps of a workload under cProfile: where the host's time per step goes.
 HOST_PROFILE_CALLS = 20
-TRAINING_KINDS = ("train", "convnet", "convnet_cl", "masked", "autocast", "flex", "llama")
+TRAINING_KINDS = (
+    "train",
+    "convnet",
+    "convnet_cl",
+    "masked",
+    "autocast",
+    "flex",
+    "llama",
+    "vit",
+    "diffusion",
+    "moe",
+)
+#: The prefill row's prompt lengths (tokens), each one call of the compiled
+#: model: dynamic=True compiles them into one graph.
+PREFILL_LENGTHS = (17, 45, 78, 128, 190, 255, 311)
 WORKLOAD_DEVICES = ("cuda", "acc")
 
 
@@ -568,6 +605,22 @@ class DecodeStep(torch.nn.Module):
         return logits
 
 
+class PrefillOverLengths(torch.nn.Module):
+    """Prefills each prompt it is called with through ``model``, compiled
+    with ``dynamic=True`` (one graph for every length), and returns the
+    last prompt's logits."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        super().__init__()
+        self.model = model
+        self.compiled = torch.compile(model, dynamic=True)
+
+    def forward(self, *prompts: torch.Tensor) -> torch.Tensor:
+        for prompt in prompts:
+            logits = self.compiled(prompt)
+        return logits
+
+
 def _workload(
     kind: str, dtype: torch.dtype, size: str, device: str, small: bool
 ) -> tuple[Callable[..., Any], list[torch.Tensor], dict[str, Any] | None]:
@@ -577,6 +630,7 @@ def _workload(
     gets the same ones."""
     from torch import nn
 
+    from rfc_shared.conformance import models
     from rfc_shared.conformance.corpus import (
         Autocast,
         MaskedAttention,
@@ -585,6 +639,10 @@ def _workload(
     )
 
     host = small or size == "host"
+
+    def adamw(params: Any) -> torch.optim.Optimizer:
+        return torch.optim.AdamW(params, lr=1e-4)
+
     b, t, c, heads, n = (4, 128, 256, 4, 64) if host else (8, 1024, 1024, 16, 2048)
     if small:
         b, t, c, heads = 2, 16, 64, 4
@@ -612,13 +670,31 @@ def _workload(
         )
         token = torch.zeros(1, 1, dtype=torch.long, device=device)
         return model, [token, torch.arange(tokens, device=device)], None
+    if kind == "prefill":
+        dim, layers, heads = (32, 1, 4) if small else (1024, 8, 16)
+        lengths = (3, 5, 9) if small else PREFILL_LENGTHS
+        model = PrefillOverLengths(models.Prefill(dim, layers, heads)).to(device, dtype).eval()
+        prompts = [torch.randint(0, 4096, (4, n)) for n in lengths]
+        return model, [p.to(device) for p in prompts], None
+    if kind == "diffusion":
+        channels, heads, context, groups, side, images = (
+            (32, 4, 16, 8, 8, 2) if small else (320, 8, 768, 32, 32, 4)
+        )
+        model = TrainingStep(models.DiffusionBlock(channels, heads, context, groups), adamw)
+        model = model.to(device=device, dtype=dtype, memory_format=torch.channels_last)
+        latents, noise = (
+            torch.randn(images, 4, side, side).to(
+                device=device, dtype=dtype, memory_format=torch.channels_last
+            )
+            for _ in range(2)
+        )
+        steps = torch.randint(0, 1000, (images,)).to(device)
+        text = torch.randn(images, 8 if small else 77, context).to(device=device, dtype=dtype)
+        return model, [latents, steps, text, noise], {}
     if kind == "flex":
         bf, hf, s, d = (1, 4, 256, 64) if host else (8, 16, 1024, 64)
         qkv = [torch.randn(bf, hf, s, d, dtype=dtype) for _ in range(3)]
         return FlexStep(s, device), [x.to(device) for x in qkv], {}
-
-    def adamw(params: Any) -> torch.optim.Optimizer:
-        return torch.optim.AdamW(params, lr=1e-4)
 
     memory_format = torch.channels_last if kind == "convnet_cl" else torch.contiguous_format
     if kind.startswith("convnet"):
@@ -628,6 +704,18 @@ def _workload(
             lambda params: torch.optim.SGD(params, lr=0.1, momentum=0.9),
         )
         inputs = [torch.randn(images, 3, side, side), torch.randn(images, 1000)]
+    elif kind == "vit":
+        image, patch, width, layers, vheads, classes, images = (
+            (32, 8, 32, 1, 4, 10, 2) if small else (224, 16, 384, 6, 6, 1000, 32)
+        )
+        vit = models.VisionTransformer(image, patch, width, layers, vheads, classes)
+        model = TrainingStep(Autocast(vit), adamw)
+        inputs = [torch.randn(images, 3, image, image), torch.randn(images, classes)]
+    elif kind == "moe":
+        # 4 layers of width 1024 over 8 x 512 tokens (host: 1 of 64 over 2 x 16).
+        dim, experts, layers, mb, mt = (64, 4, 1, 2, 16) if small else (1024, 8, 4, 8, 512)
+        model = TrainingStep(models.MixtureOfExperts(dim, experts, layers), adamw)
+        inputs = [torch.randn(mb, mt, dim), torch.randn(mb, mt, dim)]
     elif kind == "masked":
         keep = torch.ones(b, t, dtype=torch.bool)
         keep[1:, t // 2 :] = False  # padded sequences, as a batch of uneven texts
@@ -685,10 +773,13 @@ def workload_child(
     dry_run: bool = False,
     compile_only: bool = False,
     first_call_profile: bool = False,
+    profile: bool = True,
 ) -> dict[str, Any]:
     """One workload on one device, in this process alone: times the compiled
     workload, and reports its output's norm (checked against the other
     device's) and whether max-autotune picked a Triton template.
+    ``profile``: also torch.profiler's and cProfile's tables of a few steps
+    (the first process of each device has them; the others skip them).
     ``compile_only``: stop after the first call (it fills the compile caches).
     ``first_call_profile``: also where the first call's time goes (cProfile,
     which slows the first call down)."""
@@ -718,16 +809,36 @@ def workload_child(
         result["first_call_profile"] = first_profile
     if dry_run or compile_only:
         return result
-    from triton.testing import do_bench
+    times = _wall_clock_ms(step)
+    result.update(ms=statistics.median(times), rounds=times)
+    if profile:
+        result.update(
+            profile=_profile(step), host_profile=_host_profile(step, calls=HOST_PROFILE_CALLS)
+        )
+    return result
 
-    times = [do_bench(step, warmup=50, rep=300, return_mode="median") for _ in range(ROUNDS)]
-    return {
-        **result,
-        "ms": statistics.median(times),
-        "rounds": times,
-        "profile": _profile(step),
-        "host_profile": _host_profile(step, calls=HOST_PROFILE_CALLS),
-    }
+
+def _wall_clock_ms(step: Callable[[], Any], round_s: float = 0.3) -> list[float]:
+    """Milliseconds per step as a user's loop sees them: ``ROUNDS`` rounds of
+    back-to-back steps, each round timed on the wall clock from a
+    synchronized device to a synchronize after its last step, long enough
+    (about ``round_s``) that the synchronize's own latency does not count."""
+    for _ in range(3):  # warm up: allocator, autotuning caches, graph replays
+        step()
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    step()
+    torch.cuda.synchronize()
+    steps = max(3, int(round_s / max(time.perf_counter() - started, 1e-6)))
+    times = []
+    for _ in range(ROUNDS):
+        torch.cuda.synchronize()
+        started = time.perf_counter()
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - started) / steps * 1e3)
+    return times
 
 
 def _profile(step: Callable[[], Any], calls: int = 5) -> str:
@@ -826,14 +937,18 @@ def bench_workloads(
     for name in _selected(only):
         runs: dict[str, Any] = {}
         processes: dict[str, list[dict[str, Any]]] = {device: [] for device in devices}
-        for _ in range(1 if dry_run else repeat):
+        for process in range(1 if dry_run else repeat):
             for device in devices:
                 print(
                     f"[bench {time.strftime('%H:%M:%S')}] {name} {device} ...",
                     file=sys.stderr,
                     flush=True,
                 )
-                done = _run_workload_child(name, device, *flags, cores=_core_halves()[1])
+                # The first process of each device profiles; the others only time.
+                profiling = [] if process == 0 else ["--no-profile"]
+                done = _run_workload_child(
+                    name, device, *flags, *profiling, cores=_core_halves()[1]
+                )
                 if done.returncode:
                     # A failed row is reported in the table; the other rows still run.
                     print(done.stderr, file=sys.stderr)
@@ -841,12 +956,14 @@ def bench_workloads(
                     runs["error"] = f"{device}: {last[0][:200]}"
                     break
                 processes[device].append(json.loads(done.stdout.strip().splitlines()[-1]))
-                # Each process's time as it comes: a run stopped part-way keeps them.
-                print(
-                    f"[bench] {name} {device}: {processes[device][-1]['ms']:.3f} ms",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                if (
+                    not dry_run
+                ):  # each process's time as it comes: a run stopped part-way keeps them
+                    print(
+                        f"[bench] {name} {device}: {processes[device][-1]['ms']:.3f} ms",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             if "error" in runs:
                 break
         if "error" not in runs:
@@ -1169,6 +1286,7 @@ def main(argv: list[str] | None = None) -> int:
         "--workload-child", nargs=2, metavar=("NAME", "DEVICE"), help=argparse.SUPPRESS
     )
     parser.add_argument("--compile-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--no-profile", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sections = tuple(s for s in args.sections.split(",") if s)
     unknown = sorted(set(sections) - set(SECTIONS))
@@ -1195,6 +1313,7 @@ def main(argv: list[str] | None = None) -> int:
                     dry_run=args.dry_run,
                     compile_only=args.compile_only,
                     first_call_profile=args.first_call_profile,
+                    profile=not args.no_profile,
                 )
             )
         )

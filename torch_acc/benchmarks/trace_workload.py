@@ -16,6 +16,10 @@ medians of the whole call, of its time outside a nested call of the same operato
 backend's layer around its peer's kernel) and of that nested call, and the events inside
 one pair of calls. That is where two devices' host time for the
 same step parts.
+
+``python torch_acc/benchmarks/trace_workload.py kernels A.json.gz B.json.gz``: the traces'
+GPU kernels by name, side by side (count and device time in each), the names whose time
+differs most first: the work one device does and the other does not.
 """
 
 from __future__ import annotations
@@ -203,6 +207,40 @@ def summarize(paths: list[Path], inside: list[str], top: int = 25) -> str:
     return "\n".join(lines)
 
 
+def kernels(paths: list[Path], top: int = 40) -> str:
+    """The GPU kernels of each trace by name, side by side: count and total
+    device time (us) in each, the names where the traces differ most first,
+    then each trace's totals. Where two devices run the same step, a name
+    one of them lacks, or runs more often, is work the other does not do."""
+    tables: dict[str, dict[str, list[float]]] = {}
+    for path in paths:
+        table: dict[str, list[float]] = collections.defaultdict(list)
+        for e in _events(path):
+            if e.get("cat") == "kernel":
+                table[e["name"]].append(e["dur"])
+        tables[path.name] = table
+    names = set().union(*tables.values())
+
+    def spread(name: str) -> float:
+        totals = [sum(table.get(name, [])) for table in tables.values()]
+        return max(totals) - min(totals)
+
+    header = "  ".join(f"{trace[:24]:>24s}" for trace in tables)
+    lines = [f"{'kernel (count, total us per trace)':80s}  {header}"]
+    for name in sorted(names, key=spread, reverse=True)[:top]:
+        cells = "  ".join(
+            f"{len(table.get(name, [])):6d} {sum(table.get(name, [])):17.1f}"
+            for table in tables.values()
+        )
+        lines.append(f"{name[:80]:80s}  {cells}")
+    totals = "  ".join(
+        f"{sum(map(len, table.values())):6d} {sum(map(sum, table.values())):17.1f}"
+        for table in tables.values()
+    )
+    lines.append(f"{'all kernels':80s}  {totals}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     verbs = parser.add_subparsers(dest="verb", required=True)
@@ -215,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     summary.add_argument(
         "--inside", action="append", default=[], help="an operator whose calls to pair (repeatable)"
     )
+    side_by_side = verbs.add_parser("kernels", help="the traces' GPU kernels by name, side by side")
+    side_by_side.add_argument("traces", type=Path, nargs="+")
+    side_by_side.add_argument("--top", type=int, default=40, help="how many kernel names")
     args = parser.parse_args(argv)
     if args.verb == "record":
         if not torch.cuda.is_available():
@@ -225,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.out.suffix != ".gz":
             raise SystemExit(f"error: {args.out} must end in .json.gz (summarize reads gzip)")
         record(args.device, args.row, args.out)
+    elif args.verb == "kernels":
+        print(kernels(args.traces, args.top))
     else:
         print(summarize(args.traces, args.inside))
     return 0

@@ -12,7 +12,14 @@ import re
 import pytest
 import torch
 
-from rfc_shared.conformance.corpus import CORPUS, assert_same, run
+from rfc_shared.conformance.corpus import (
+    CORPUS,
+    WORKLOAD_CASES,
+    assert_same,
+    compiled_autograd_steps,
+    run,
+)
+from rfc_shared.testing.helpers import run_python
 
 
 torch_acc = pytest.importorskip("torch_acc")
@@ -65,7 +72,7 @@ def test_acc_streams_and_events_are_cuda_streams_and_events() -> None:
     )
 
 
-@pytest.mark.parametrize("case", CORPUS, ids=lambda c: c.name)
+@pytest.mark.parametrize("case", CORPUS + WORKLOAD_CASES, ids=lambda c: c.name)
 def test_the_corpus_compiles_on_acc_and_matches_cuda(case) -> None:
     if case.device_index >= torch.acc.device_count():
         pytest.skip(f"needs acc:{case.device_index}")
@@ -77,6 +84,28 @@ def test_the_corpus_compiles_on_acc_and_matches_cuda(case) -> None:
     want = run(case, "acc" if isinstance(case.build(), TrainingStep) else "cuda")
     got = run(case, "acc", {"backend": "inductor"})
     assert_same(case, got, want)
+
+
+def test_compiled_autograd_on_acc_matches_cuda(tmp_path, monkeypatch) -> None:
+    from torch._dynamo.utils import counters
+
+    monkeypatch.setattr(torch._dynamo.config, "compiled_autograd", True)
+    counters.clear()
+    got = compiled_autograd_steps("acc")
+    assert counters["compiled_autograd"]["captures"] >= 1
+    # cuda's backward runs in a process that never loads acc (docs: "One
+    # accelerator per process").
+    run_python(
+        f"""
+        import torch
+        from rfc_shared.conformance.corpus import compiled_autograd_steps
+        torch._dynamo.config.compiled_autograd = True
+        torch.save(compiled_autograd_steps("cuda"), {str(tmp_path / "cuda.pt")!r})
+        """,
+        env={"TORCH_DEVICE_BACKEND_AUTOLOAD": "0"},
+    )
+    want = torch.load(tmp_path / "cuda.pt")
+    torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
 
 
 # CUDA picks cuDNN's attention for bf16 on Hopper; without cuDNN, flash

@@ -9,7 +9,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from rfc_shared.conformance.corpus import convnet
+from rfc_shared.conformance.corpus import (
+    WORKLOAD_CASES,
+    assert_same,
+    compiled_autograd_steps,
+    convnet,
+    run,
+)
 
 
 torch_acc = pytest.importorskip("torch_acc")
@@ -233,3 +239,23 @@ def test_sdpa_with_broadcast_masks_matches_cpu_forward_and_backward(mask: str) -
     want = run(f, "cpu")
     torch.testing.assert_close(run(f, "acc"), want, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(run(torch.compile(f), "acc"), want, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("case", WORKLOAD_CASES, ids=lambda c: c.name)
+def test_the_gpu_benchmarks_workloads_compile_on_acc_and_match_cpu(case) -> None:
+    # CPU-sized versions of the benchmark's vision-transformer, diffusion,
+    # dynamic prefill and mixture-of-experts rows (torch_acc/benchmarks/gpu.py).
+    assert_same(case, run(case, "acc", {"backend": "inductor"}), run(case, "cpu"))
+
+
+def test_compiled_autograd_on_acc_matches_cpu(monkeypatch) -> None:
+    from torch._dynamo.utils import counters
+
+    # Set as users set it: read when the backward() call's frame resumes.
+    monkeypatch.setattr(torch._dynamo.config, "compiled_autograd", True)
+    counters.clear()
+    got = compiled_autograd_steps("acc")
+    # The backward ran through compiled autograd, not the eager engine.
+    assert counters["compiled_autograd"]["captures"] >= 1
+    torch._dynamo.reset()
+    torch.testing.assert_close(got, compiled_autograd_steps("cpu"), atol=1e-5, rtol=1e-5)

@@ -109,9 +109,11 @@ class TrainingStep(nn.Module):
         self.optimizer = self.make_optimizer(self.model.parameters())
         return moved
 
-    def forward(self, x: torch.Tensor, target: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def forward(self, *inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """The model's inputs, then the target."""
+        *x, target = inputs
         self.optimizer.zero_grad(set_to_none=True)
-        loss = F.mse_loss(self.model(x), target)
+        loss = F.mse_loss(self.model(*x), target)
         # Detached before the graph break at backward(): the code after it
         # gets a leaf, not a tensor whose .grad Dynamo would have to read.
         value = loss.detach()
@@ -277,6 +279,88 @@ CORPUS: tuple[Case, ...] = (
 )
 
 CASES = {case.name: case for case in CORPUS}
+
+
+def _workload_cases() -> tuple[Case, ...]:
+    from . import models
+
+    def adamw(params: Any) -> torch.optim.Optimizer:
+        return torch.optim.AdamW(params, lr=1e-3)
+
+    return (
+        Case(
+            "vit_autocast_train_step",
+            _seeded(
+                lambda: TrainingStep(Autocast(models.VisionTransformer(32, 8, 32, 1, 4, 10)), adamw)
+            ),
+            _seeded(lambda: [(torch.randn(2, 3, 32, 32), torch.randn(2, 10)) for _ in range(2)]),
+            tolerance=2e-2,
+        ),
+        Case(
+            "diffusion_block_train_step_channels_last",
+            _seeded(
+                # SGD: AdamW's step over this many parameters triples the
+                # compile time on the CPU, and the GPU row has it.
+                lambda: TrainingStep(
+                    models.DiffusionBlock(16, 2, 8, groups=4),
+                    lambda params: torch.optim.SGD(params, lr=0.1),
+                ).to(memory_format=torch.channels_last)
+            ),
+            _seeded(
+                lambda: [
+                    (
+                        torch.randn(2, 4, 8, 8).to(memory_format=torch.channels_last),
+                        torch.tensor([3, 500]),
+                        torch.randn(2, 8, 8),
+                        torch.randn(2, 4, 8, 8).to(memory_format=torch.channels_last),
+                    )
+                    for _ in range(2)
+                ]
+            ),
+            tolerance=1e-3,
+        ),
+        Case(
+            "prefill_dynamic",
+            _seeded(lambda: models.Prefill(32, 1, 4).eval()),
+            _seeded(lambda: [(torch.randint(0, 4096, (2, n)),) for n in (3, 5, 9)]),
+            dynamic=True,
+        ),
+        Case(
+            "moe_train_step",
+            _seeded(lambda: TrainingStep(models.MixtureOfExperts(32, 4, 1), adamw)),
+            _seeded(lambda: [(torch.randn(2, 8, 32), torch.randn(2, 8, 32)) for _ in range(2)]),
+            tolerance=1e-3,
+        ),
+    )
+
+
+#: CPU-sized versions of the GPU benchmark's vision-transformer, diffusion,
+#: dynamic-shape prefill and mixture-of-experts rows: larger than the corpus's
+#: cases, so they run in acc's own tests rather than in every probe column.
+WORKLOAD_CASES: tuple[Case, ...] = _workload_cases()
+
+
+def compiled_autograd_steps(device: str) -> list[torch.Tensor]:
+    """Two training steps of an MLP on ``device``, compiled, whose
+    ``backward()`` compiled autograd traces where
+    ``torch._dynamo.config.compiled_autograd`` is set: the losses and the
+    last step's gradients, on the CPU."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4)).to(device)
+
+    @torch.compile
+    def step(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        loss = F.mse_loss(model(x), y)
+        value = loss.detach()  # before the graph break at backward() (see TrainingStep)
+        loss.backward()
+        return value
+
+    results = []
+    for _ in range(2):
+        model.zero_grad(set_to_none=True)
+        x, y = torch.randn(8, 16), torch.randn(8, 4)
+        results.append(step(x.to(device), y.to(device)).cpu())
+    return results + [p.grad.cpu() for p in model.parameters()]
 
 
 def _flatten(out: Any) -> list[torch.Tensor]:
