@@ -287,6 +287,89 @@ def test_deactivating_restores_the_selection_subprocesses_see(
     assert activation.report()["active"] is False
 
 
+UNDO = """
+    import importlib, json, linecache, os, sys
+    from pathlib import Path
+    from rfc_shared.overlay import Activation
+    from rfc_shared.testing.helpers import format_patch, write_slice
+
+    patches = [
+        format_patch(f"torch/_dynamo/rfc_added_{n}.py", None, f"VALUE = {n}\\n") for n in (3, 4)
+    ]
+    installed = {"adds": write_slice(Path(sys.argv[1]), "adds", patches)}
+    stdlib_clearcache = linecache.clearcache
+    activation = Activation()
+    activation.settled = True  # as the startup hook leaves it
+    seen = {}
+    with activation.activated(["adds"], installed=installed):
+        seen["cache_dir_set"] = "_rfc-" in os.environ["TORCHINDUCTOR_CACHE_DIR"]
+        three = importlib.import_module("torch._dynamo.rfc_added_3")
+        importlib.import_module("torch._dynamo.rfc_added_4")
+        seen["clearcache_wrapped"] = linecache.clearcache is not stdlib_clearcache
+        del sys.modules["torch._dynamo.rfc_added_3"]  # as if it had never been imported
+    seen["cache_dir_after"] = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    seen["settled_after"] = [activation.settled, activation.failure]
+    seen["forgotten_text_cached"] = three.__file__ in linecache.cache
+    seen["kept_text_cached"] = sys.modules["torch._dynamo.rfc_added_4"].__file__ in linecache.cache
+    seen["report"] = activation.report()
+    del sys.modules["torch._dynamo.rfc_added_4"]
+    with activation.activated(["adds"], installed=installed):
+        importlib.import_module("torch._dynamo.rfc_added_3")
+        del sys.modules["torch._dynamo.rfc_added_3"]
+    seen["clearcache_restored"] = linecache.clearcache is stdlib_clearcache
+    print(json.dumps(seen))
+"""
+
+
+def test_deactivating_undoes_what_activating_did(tmp_path: Path) -> None:
+    # A fresh interpreter on stock torch: the test process's own overlay
+    # keeps linecache's wrapper for its modules.
+    done = run_python(
+        UNDO.replace("sys.argv[1]", repr(str(tmp_path))),
+        slices="none",
+        env={"TORCHINDUCTOR_CACHE_DIR": None},
+    )
+    assert last_json(done) == {
+        "cache_dir_set": True,
+        "clearcache_wrapped": True,
+        "cache_dir_after": None,
+        "settled_after": [False, None],
+        # The module still imported keeps its patched text for tracebacks,
+        # and the report names it; the other's text is gone.
+        "forgotten_text_cached": False,
+        "kept_text_cached": True,
+        "report": {
+            "active": False,
+            "slices": [],
+            "requested": "none",
+            "patched_modules_still_imported": ["torch._dynamo.rfc_added_4"],
+        },
+        "clearcache_restored": True,
+    }
+
+
+def test_a_slice_that_imports_torch_at_import_gets_a_clear_error(tmp_path: Path) -> None:
+    _fake_distribution(tmp_path, tmp_path)
+    init = tmp_path / "broken_slice" / "__init__.py"
+    init.write_text("import torch\n" + init.read_text())
+    done = run_python(
+        """
+        import json
+        try:
+            import torch
+        except Exception as e:
+            print(json.dumps(f"{type(e).__name__}: {e}"))
+        """,
+        slices="broken",
+        env={"PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])},
+    )
+    error = last_json(done)
+    assert error.startswith(
+        "OverlayError: torch was imported while the overlay was being activated"
+    )
+    assert "partially initialized" not in error
+
+
 def test_a_patch_changes_an_upstream_test_of_a_landed_decision(tmp_path: Path) -> None:
     # Upstream's test files are not in a wheel: the project keeps those that
     # pin landed decisions, and a patch that changes the decision changes them.

@@ -28,7 +28,7 @@ from .. import selection
 from . import cachedirs
 from .applier import HunkMismatchError, apply_hunks
 from .base import TorchBase, installed_torch_base, read_torch_base, torch_package_dir
-from .finder import OverlayFinder
+from .finder import OverlayFinder, forget_sources
 from .patchfile import PatchFormatError
 from .slices import Slice, SliceError, discover_slices, select
 
@@ -208,14 +208,21 @@ class Activation:
         # to do on import), or activating failed (raised on every import).
         self.settled = False
         self.failure: BaseException | None = None
+        # Patched modules still imported after deactivate(): Python cannot
+        # unimport them, so report() names them.
+        self.still_imported: list[str] = []
         self._environ_before: str | None = None
+        self._activating = False
 
     def report(self) -> dict[str, Any]:
         """What is active: slices and versions, series hash, patched modules
         and the cache directories the overlay chose (empty when the user set
         them)."""
         if self.overlay is None:
-            return {"active": False, "slices": [], "requested": os.environ.get(selection.ENV)}
+            inactive = {"active": False, "slices": [], "requested": os.environ.get(selection.ENV)}
+            if self.still_imported:
+                inactive["patched_modules_still_imported"] = list(self.still_imported)
+            return inactive
         return {
             "active": True,
             **self.overlay.describe(),
@@ -250,6 +257,24 @@ class Activation:
             BaseMismatchError: a selected slice has no series for the
                 installed torch, or (selecting all) no installed slice has.
         """
+        if self._activating:
+            raise OverlayError(
+                "torch was imported while the overlay was being activated: a slice's package "
+                "(or what it imports) imports torch, which the overlay must patch first; "
+                "import torch inside the slice's functions instead"
+            )
+        self._activating = True
+        try:
+            return self._activate(names, installed, replacing)
+        finally:
+            self._activating = False
+
+    def _activate(
+        self,
+        names: Sequence[str] | None,
+        installed: Mapping[str, Slice] | None,
+        replacing: object | None,
+    ) -> Overlay:
         installed = discover_slices() if installed is None else dict(installed)
         slices = select(names, installed, installed_torch_base())
         left_out = [n for n in installed if names is None and n not in {s.name for s in slices}]
@@ -280,22 +305,34 @@ class Activation:
         os.environ[selection.ENV] = ",".join(s.name for s in overlay.slices)
         self.cache_dirs.update(cachedirs.namespace(overlay.series_hash))
         self.overlay, self.finder = overlay, finder
+        self.still_imported.clear()
         self.left_out[:] = left_out
         return overlay
 
     def deactivate(self) -> None:
-        """Stop serving the overlay to later imports and give subprocesses the
-        selection they had before. Modules it served stay imported."""
+        """Undo :meth:`activate`: stop serving the overlay to later imports,
+        give subprocesses the selection and Inductor cache directory they had
+        before, give linecache back the stdlib's behaviour and forget the
+        startup hook's outcome. Modules the overlay served stay imported
+        (Python cannot unimport them): linecache keeps their patched text,
+        and :meth:`report` names them."""
         if self.finder is not None and self.finder in sys.meta_path:
             sys.meta_path.remove(self.finder)
-        if self.overlay is not None:
+        if self.overlay is not None and self.finder is not None:
             if self._environ_before is None:
                 os.environ.pop(selection.ENV, None)
             else:
                 os.environ[selection.ENV] = self._environ_before
+            for key, value in self.cache_dirs.items():
+                if os.environ.get(key) == value:  # unless changed since
+                    os.environ.pop(key)
+            self.still_imported = sorted(m for m in self.overlay.modules if m in sys.modules)
+            forget_sources(keep={self.finder.filename(m) for m in self.still_imported})
         self.overlay = self.finder = None
         self.cache_dirs.clear()
         self.left_out.clear()
+        self.settled = False
+        self.failure = None
 
     @contextlib.contextmanager
     def activated(

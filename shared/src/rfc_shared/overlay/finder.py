@@ -19,7 +19,7 @@ import linecache
 import marshal
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from types import CodeType, ModuleType
 
@@ -90,6 +90,18 @@ def _clearcache_keeping_overlay() -> None:
     linecache.cache.update(_sources)
 
 
+def forget_sources(keep: Collection[str] = ()) -> None:
+    """Drop the patched sources linecache holds, but those of the files in
+    ``keep`` (modules still imported, whose tracebacks must show the code
+    that runs); with none kept, ``linecache.clearcache`` is the stdlib's
+    again."""
+    for filename in [f for f in _sources if f not in keep]:
+        del _sources[filename]
+        linecache.cache.pop(filename, None)
+    if not _sources and linecache.clearcache is _clearcache_keeping_overlay:
+        linecache.clearcache = _stdlib_clearcache
+
+
 class OverlayFinder(importlib.abc.MetaPathFinder):
     """A ``sys.meta_path`` finder for the modules an overlay patches.
 
@@ -101,6 +113,10 @@ class OverlayFinder(importlib.abc.MetaPathFinder):
     def __init__(self, site_dir: Path, modules: Mapping[str, tuple[str, str]]) -> None:
         self._site_dir = site_dir
         self._modules = dict(modules)
+
+    def filename(self, fullname: str) -> str:
+        """The file module ``fullname`` is served as."""
+        return str(self._site_dir / self._modules[fullname][0])
 
     def find_spec(
         self,
