@@ -16,10 +16,11 @@ from rfc_shared import authoring
 from rfc_shared.overlay import Overlay
 from rfc_shared.overlay import base as base_module
 from rfc_shared.overlay.base import TorchBase, installed_torch_base, torch_package_dir
-from rfc_shared.overlay.slices import discover_slices
+from rfc_shared.overlay.slices import Slice, discover_slices
 
 
 REPO = Path(__file__).resolve().parents[2]
+SLICES = discover_slices()
 SLICE_DIR = Path("rfc_registry_core")
 # The series the tests author and port is this base's (no other download).
 INSTALLED = installed_torch_base()
@@ -55,6 +56,25 @@ def test_a_commit_in_the_workspace_becomes_the_next_patch(project: Path, tmp_pat
     assert [p.name for p in patches][-1] == f"{before + 1:04d}-dynamo-Mark-the-workspace.patch"
     assert "AUTHORED_IN_WORKSPACE" in patches[-1].read_text()
     assert "index " in patches[-1].read_text()
+
+
+def test_a_new_slice_gets_a_workspace_and_its_first_series(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Step 3 of "Adding a slice": the package exists, with no patches folder yet.
+    (project / "rfc_new" / "src" / "rfc_new").mkdir(parents=True)
+    new = Slice("new", "rfc_new", bases=(), requires=("registry_core",))
+    monkeypatch.setattr(authoring.workflow, "discover_slices", lambda: {**SLICES, "new": new})
+    repo = authoring.workspace("new", tmp_path / "ws", project)
+    assert authoring.git(repo, "tag").split() == ["base", "deps"]
+    guard = repo / "torch" / "_dynamo" / "mutation_guard.py"
+    guard.write_text(guard.read_text() + "\nNEW_SLICE = True\n")
+    authoring.git(repo, "commit", "-qam", "[dynamo] Start the new slice", identity=True)
+    patches = authoring.refresh("new", repo, project)
+    series = project / "rfc_new" / "src" / "rfc_new" / "patches" / INSTALLED.series_dir_name
+    assert [p.parent for p in patches] == [series]
+    assert patches[0].name == "0001-dynamo-Start-the-new-slice.patch"
+    assert "0001-dynamo-Start-the-new-slice.patch" in (series / "series").read_text()
 
 
 def test_workspace_refuses_to_overwrite(project: Path, tmp_path: Path) -> None:

@@ -85,15 +85,16 @@ def project_root(start: Path | None = None) -> Path:
 
 
 def slice_source_dir(root: Path, s: Slice) -> Path:
-    """The project folder of a slice (the one holding its pyproject.toml)."""
-    found = sorted(root.glob(f"*/src/{s.package}/{s.patches_folder}"))
+    """The project folder of a slice (the one holding its pyproject.toml).
+    The slice's package is found, not its patches folder: a new slice has
+    none until its first refresh."""
+    found = sorted(d for d in root.glob(f"*/src/{s.package}") if d.is_dir())
     if len(found) != 1:
         raise AuthoringError(
-            f"slice {s.name!r}: expected one {s.package}/{s.patches_folder} folder under "
-            f"{root}, found {len(found)}"
+            f"slice {s.name!r}: expected one */src/{s.package} folder under {root}, "
+            f"found {len(found)}"
         )
-    # <folder>/src/<package>/<patches_folder>, which may be nested (followups/<name>)
-    return found[0].parents[1 + len(Path(s.patches_folder).parts)]
+    return found[0].parents[1]  # <folder>/src/<package>
 
 
 def from_source(root: Path, s: Slice) -> Slice:
@@ -203,8 +204,9 @@ def workspace(
     git(dest, "tag", "deps")
     if base in target.bases and (port_from is None or port_from == base):
         am(dest, target.series_files(base))
-    else:
+    elif target.bases or port_from is not None:
         _port(dest, deps, target, port_from or target.bases[0])
+    # else: a new slice, with no series yet: its first commits go on the deps.
     return dest
 
 
