@@ -43,11 +43,11 @@ ALLOCATOR_COUNTERS = ("num_device_alloc", "num_device_free", "num_alloc_retries"
 
 
 def _row(text: str) -> str:
-    import gpu
+    import gpu_workloads
 
-    if text in gpu.WORKLOADS:  # an exact name may also be part of another row's
+    if text in gpu_workloads.WORKLOADS:  # an exact name may also be part of another row's
         return text
-    matches = gpu._selected(text)
+    matches = gpu_workloads.selected_rows(text)
     if len(matches) != 1:
         raise SystemExit(f"error: {text!r} names {len(matches)} workload rows: {matches}")
     return matches[0]
@@ -55,11 +55,11 @@ def _row(text: str) -> str:
 
 def record(device: str, row: str, out: Path) -> None:
     """Times ``row`` on ``device`` and writes a gzipped Chrome trace of three steps."""
-    import gpu
+    import gpu_workloads
     from torch.profiler import ProfilerActivity, profile
 
     name = _row(row)
-    step = gpu.compiled_step(name, device)
+    step = gpu_workloads.compiled_step(name, device)
     started = time.perf_counter()
     step()
     torch.cuda.synchronize()
