@@ -13,8 +13,9 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from rfc_shared.conformance.interface_entry import register_privateuse1_interface
+
 from . import acc
-from ._interface_entry import register_privateuse1_interface
 from ._mode import is_cuda_mode, is_gpu_mode
 
 

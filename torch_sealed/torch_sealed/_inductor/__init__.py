@@ -53,8 +53,9 @@ def _ensure_device_interface() -> None:
         return  # found through torch.sealed.get_device_interface(), or registered
     except NotImplementedError:
         pass
+    from rfc_shared.conformance.interface_entry import register_privateuse1_interface
+
     from .. import sealed
     from .._dynamo.device_interface import registered_class
-    from .._interface_entry import register_privateuse1_interface
 
     register_privateuse1_interface("sealed", registered_class(), sealed.device_count)

@@ -1,11 +1,10 @@
 """Registering a PrivateUse1 backend's DeviceInterface through the best entry
 the torch in use has.
 
-One file with three users: the conformance harness imports it from here, and
-torch_acc and torch_sealed each ship it as a private module of their own
-(``_interface_entry.py``, a link to this file), so that neither reference
-backend depends on the other or on this project's overlay. It imports only
-torch's registry, when called.
+The conformance harness and both reference backends (torch_acc and
+torch_sealed, which depend on this distribution for it) import it from here.
+It imports only torch's registry, when called, and importing it imports
+nothing of the overlay.
 """
 
 from __future__ import annotations

@@ -1,1 +1,0 @@
-../../shared/src/rfc_shared/conformance/interface_entry.py
