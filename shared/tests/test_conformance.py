@@ -162,7 +162,7 @@ def test_the_text_output_gives_the_evidence_of_each_failure_and_what_to_do() -> 
     assert any(line.startswith("n/a graph_capture.record [stock]: ") for line in lines)
 
 
-def test_evidence_names_the_backend_as_lacking_once_the_slice_is_applied() -> None:
+def test_evidence_advice_is_read_from_the_other_columns() -> None:
     from rfc_shared.conformance import evidence
 
     matrix = {
@@ -173,14 +173,54 @@ def test_evidence_names_the_backend_as_lacking_once_the_slice_is_applied() -> No
             "stacked": {"status": "pass", "evidence": "yes"},
         },
         "rfc3.e2e_compile": {"stacked": {"status": "error", "evidence": "Boom: x"}},
+        "rfc3.second_device": {
+            "stock": {"status": "fail", "evidence": "on acc:0"},
+            "rfc1": {"status": "pass", "evidence": "on acc:1"},
+            "stacked": {"status": "pass", "evidence": "on acc:1"},
+        },
+        "rfc3.reduction": {
+            "rfc3": {"status": "fail", "evidence": "InductorError: AssertionError: boom"},
+            "stacked": {"status": "fail", "evidence": "InductorError: AssertionError: boom"},
+        },
+        "rfc1.identity": {
+            "stock": {"status": "pass", "evidence": "yes"},
+            "rfc1": {"status": "fail", "evidence": "no"},
+        },
+        "rfc2.wrap": {
+            "stock": {"status": "fail", "evidence": "no"},
+            "stacked": {"status": "fail", "evidence": "not wrapped"},
+        },
     }
     text = evidence.as_text(matrix).splitlines()
-    assert "FAIL rfc1.is_gpu [stock, rfc2]: no" in text
-    assert text[text.index("FAIL rfc1.is_gpu [rfc1]: still no") + 1].startswith(
-        "    what to do: the rfc1 slice is applied, so the backend lacks"
+
+    def advice_of(line: str) -> str:
+        return text[text.index(line) + 1].removeprefix("    what to do: ")
+
+    # The smallest column that passes names what is missing, not a guess.
+    assert advice_of("FAIL rfc1.is_gpu [stock]: no").startswith(
+        "passes in the stacked column: apply "
     )
-    assert text[text.index("ERROR rfc3.e2e_compile [stacked]: Boom: x") + 1].startswith(
-        "    what to do: the probe could not run here"
+    assert "rfc2," not in advice_of("FAIL rfc1.is_gpu [rfc2]: no")  # rfc2 is there already
+    assert advice_of("FAIL rfc3.second_device [stock]: on acc:0").startswith(
+        "passes in the rfc1 column: apply "
+    )
+    # Inside torch's compiler: a bug to report, in every column.
+    assert advice_of(
+        "FAIL rfc3.reduction [rfc3, stacked]: InductorError: AssertionError: boom"
+    ).startswith("the failure is inside torch (InductorError)")
+    # A slice that breaks what stock torch does.
+    assert advice_of("FAIL rfc1.identity [rfc1]: no").startswith(
+        "passes in the stock column, so applying "
+    )
+    # Passing nowhere, with the slice applied: the backend's to fix.
+    assert advice_of("FAIL rfc2.wrap [stacked]: not wrapped").startswith(
+        "the rfc2 slice is applied and no column passes, so the backend lacks"
+    )
+    assert (
+        advice_of("FAIL rfc2.wrap [stock]: no") == "this torch lacks it: the rfc2 slice brings it."
+    )
+    assert advice_of("ERROR rfc3.e2e_compile [stacked]: Boom: x").startswith(
+        "the probe could not run here"
     )
     assert evidence.as_text({"rfc1.is_gpu": {"stock": {"status": "pass", "evidence": ""}}}) == ""
 
