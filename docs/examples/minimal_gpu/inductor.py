@@ -9,12 +9,7 @@ from torch._inductor.codegen.common import (
     register_backend_for_device,
     register_device_op_overrides,
 )
-from torch._inductor.codegen.triton import (
-    TritonKernel,
-    TritonKernelOverrides,
-    TritonScheduling,
-    maybe_upcast_float32,
-)
+from torch._inductor.codegen.triton import TritonKernel, TritonScheduling
 from torch._inductor.codegen.wrapper import PythonWrapperCodegen
 
 from . import device as mgpu
@@ -66,36 +61,15 @@ class MgpuDeviceOpOverrides(DeviceOpOverrides):
         return f"torch.mgpu.device({device_idx})"
 
 
-# Triton's interpreter implements tl.math but not libdevice, which Inductor
-# calls for these: without the rewrite a kernel fails with
-# AttributeError("'NoneType' object has no attribute 'type'").
-LIBDEVICE_AS_TL_MATH = {
-    "exp": "tl_math.exp({x})",
-    "log": "tl_math.log({x})",
-    "sqrt": "tl_math.sqrt({x})",
-    "rsqrt": "tl_math.rsqrt({x})",
-    "sin": "tl_math.sin({x})",
-    "cos": "tl_math.cos({x})",
-    "tanh": "(2 / (1 + tl_math.exp(-2 * {x})) - 1)",
-    "floor": "tl_math.floor({x})",
-    "ceil": "tl_math.ceil({x})",
-}
-
-
-def _unary(template: str) -> staticmethod:
-    @maybe_upcast_float32()
-    def op(x) -> str:
-        return template.format(x=x)
-
-    return staticmethod(op)
-
-
-class InterpreterKernelOverrides(TritonKernelOverrides):
-    locals().update({op: _unary(t) for op, t in LIBDEVICE_AS_TL_MATH.items()})
-
-
 class InterpreterTritonKernel(TritonKernel):
-    overrides = InterpreterKernelOverrides
+    """Inductor's Triton kernel, calling mgpu's libdevice
+    (minimal_gpu_triton/libdevice.py): Triton's interpreter has none."""
+
+    @classmethod
+    def gen_common_triton_imports(cls) -> str:
+        # After Inductor's imports, whose libdevice it replaces.
+        imports = super().gen_common_triton_imports()
+        return f"{imports}\nfrom minimal_gpu_triton import libdevice\n"
 
 
 class InterpreterTritonScheduling(TritonScheduling):
