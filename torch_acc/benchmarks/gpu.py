@@ -75,6 +75,9 @@ CASES: dict[str, tuple[Callable[..., torch.Tensor], list[tuple[int, ...]]]] = {
 
 ROUNDS = 3
 
+#: Joins the names of the rows one workload child times (no row's name has it).
+ROW_SEPARATOR = "|"
+
 
 def launch_bound(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
     """16 rounds of a small matmul and a row normalization: about 32 kernels
@@ -433,6 +436,27 @@ def workload_child(
     return result
 
 
+def workloads_child(names: list[str], device: str, **options: Any) -> dict[str, Any]:
+    """``workload_child`` for each of ``names`` in turn, in this one process:
+    each row's result, or its error (a failing row does not stop the others).
+    Each row's compiled graphs and memory are let go before the next."""
+    import gc
+    import traceback
+
+    results: dict[str, Any] = {}
+    for name in names:
+        try:
+            results[name] = workload_child(name, device, **options)
+        except Exception as error:  # reported in the row, as a failed process's would be
+            traceback.print_exc()
+            results[name] = {"error": f"{type(error).__name__}: {error}"[:200]}
+        torch._dynamo.reset()
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    return results
+
+
 def _wall_clock_ms(step: Callable[[], Any], round_s: float = 0.3) -> list[float]:
     """Milliseconds per step as a user's loop sees them: ``ROUNDS`` rounds of
     back-to-back steps, each round timed on the wall clock from a
@@ -486,13 +510,13 @@ def _core_halves() -> tuple[set[int], set[int]]:
 
 
 def _run_workload_child(
-    name: str, device: str, *flags: str, cores: set[int] | None = None
+    names: list[str], device: str, *flags: str, cores: set[int] | None = None
 ) -> subprocess.CompletedProcess:
-    """Runs ``--workload-child`` for one row and device in a process of its own
-    (acc over CUDA memory; over host memory for a dry run on the CPU), pinned
-    to ``cores`` when given."""
+    """Runs ``--workload-child`` for rows ``names`` on one device in a process
+    of its own (acc over CUDA memory; over host memory for a dry run on the
+    CPU), pinned to ``cores`` when given."""
     return subprocess.run(
-        [sys.executable, __file__, "--workload-child", name, device, *flags],
+        [sys.executable, __file__, "--workload-child", ROW_SEPARATOR.join(names), device, *flags],
         capture_output=True,
         text=True,
         timeout=1800,
@@ -511,7 +535,7 @@ def warm_compile_caches(only: str, jobs: int) -> None:
 
     def compile_one(row: tuple[str, str]) -> None:
         name, device = row
-        _run_workload_child(name, device, "--compile-only", cores=_core_halves()[0])
+        _run_workload_child([name], device, "--compile-only", cores=_core_halves()[0])
         print(f"[bench] compiled {name} on {device}", file=sys.stderr, flush=True)
 
     rows = [(name, device) for name in selected_rows(only) for device in WORKLOAD_DEVICES]
@@ -525,66 +549,91 @@ def bench_workloads(
     only: str = "",
     repeat: int = 1,
     first_call_profile: bool = False,
+    together: bool = False,
 ) -> dict[str, Any]:
-    """Each workload on each device in its own process (one accelerator's
-    compile caches, allocator and autotuning state per measurement); ``save``
-    gets the rows after each one; ``only``: the rows whose name has one of
-    its ``|``-separated texts. ``repeat``: processes per device, the devices
-    alternating (cuda, acc, cuda, acc, ...): a device's time is the median of
-    its processes' (``ms_by_process`` keeps each), since a host-bound step's
-    time moves between processes more than within one."""
+    """Each workload on each device in processes of its own (one
+    accelerator's compile caches, allocator and autotuning state per
+    measurement); ``save`` gets the rows after each process; ``only``: the
+    rows whose name has one of its ``|``-separated texts. ``repeat``:
+    processes per device, the devices alternating (cuda, acc, cuda, acc,
+    ...): a device's time is the median of its processes' (``ms_by_process``
+    keeps each), since a host-bound step's time moves between processes more
+    than within one. ``together``: each process times every selected row in
+    turn, so a process's start and its reads of the compile caches are paid
+    once per process rather than once per row; otherwise each row has
+    processes of its own."""
     flags = ["--dry-run"] if dry_run else []
     if first_call_profile:
         flags.append("--first-call-profile")
     devices = ("cpu",) if dry_run else WORKLOAD_DEVICES
+    rows = selected_rows(only)
     results: dict[str, Any] = {}
-    for name in selected_rows(only):
-        runs: dict[str, Any] = {}
-        processes: dict[str, list[dict[str, Any]]] = {device: [] for device in devices}
+    for group in [rows] if together else [[name] for name in rows]:
+        processes = {name: {device: [] for device in devices} for name in group}
+        errors: dict[str, str] = {}
         for process in range(1 if dry_run else repeat):
             for device in devices:
+                names = [name for name in group if name not in errors]
+                if not names:
+                    break
                 print(
-                    f"[bench {time.strftime('%H:%M:%S')}] {name} {device} ...",
+                    f"[bench {time.strftime('%H:%M:%S')}] {' | '.join(names)} {device} ...",
                     file=sys.stderr,
                     flush=True,
                 )
                 # The first process of each device profiles; the others only time.
-                profiling = [] if process == 0 else ["--no-profile"]
+                profiling = [] if process == 0 and not together else ["--no-profile"]
                 done = _run_workload_child(
-                    name, device, *flags, *profiling, cores=_core_halves()[1]
+                    names, device, *flags, *profiling, cores=_core_halves()[1]
                 )
                 if done.returncode:
-                    # A failed row is reported in the table; the other rows still run.
                     print(done.stderr, file=sys.stderr)
                     last = done.stderr.strip().splitlines()[-1:] or ["no output"]
-                    runs["error"] = f"{device}: {last[0][:200]}"
-                    break
-                processes[device].append(json.loads(done.stdout.strip().splitlines()[-1]))
-                if (
-                    not dry_run
-                ):  # each process's time as it comes: a run stopped part-way keeps them
-                    print(
-                        f"[bench] {name} {device}: {processes[device][-1]['ms']:.3f} ms",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-            if "error" in runs:
-                break
-        if "error" not in runs:
-            for device, measured in processes.items():
-                runs[device] = measured[0]
-                if not dry_run:
-                    by_process = [run["ms"] for run in measured]
-                    runs[device].update(ms=statistics.median(by_process), ms_by_process=by_process)
-        if not dry_run and "error" not in runs:
-            cuda, acc = runs["cuda"], runs["acc"]
-            if abs(acc["norm"] - cuda["norm"]) > 2e-2 * abs(cuda["norm"]):
-                runs["error"] = f"acc's output norm {acc['norm']} != cuda's {cuda['norm']}"
-            else:
-                runs["ratio"] = cuda["ms"] / acc["ms"]
-        results[name] = runs
-        save(results)
+                    measured = {name: {"error": last[0][:200]} for name in names}
+                else:
+                    measured = json.loads(done.stdout.strip().splitlines()[-1])
+                for name, result in measured.items():
+                    if "error" in result:
+                        # A failed row is reported in the table; the other rows still run.
+                        errors[name] = f"{device}: {result['error']}"
+                        continue
+                    processes[name][device].append(result)
+                    if not dry_run:  # each process's time as it comes
+                        print(
+                            f"[bench] {name} {device}: {result['ms']:.3f} ms",
+                            file=sys.stderr,
+                            flush=True,
+                        )
+                # After each process, so a run stopped part-way keeps what it measured.
+                for name in group:
+                    if row := _row(processes[name], errors.get(name), dry_run):
+                        results[name] = row
+                save(results)
     return results
+
+
+def _row(
+    processes: dict[str, list[dict[str, Any]]], error: str | None, dry_run: bool
+) -> dict[str, Any]:
+    """One row's result from its processes' on each device: the first
+    process's details, the median time over the processes and the ratio of
+    the devices' medians (or the error that stopped the row)."""
+    if error is not None:
+        return {"error": error}
+    runs: dict[str, Any] = {}
+    for device, measured in processes.items():
+        if not measured:
+            return {}  # not measured yet on every device
+        runs[device] = dict(measured[0])
+        if not dry_run:
+            by_process = [run["ms"] for run in measured]
+            runs[device].update(ms=statistics.median(by_process), ms_by_process=by_process)
+    if not dry_run:
+        cuda, acc = runs["cuda"], runs["acc"]
+        if abs(acc["norm"] - cuda["norm"]) > 2e-2 * abs(cuda["norm"]):
+            return {"error": f"acc's output norm {acc['norm']} != cuda's {cuda['norm']}"}
+        runs["ratio"] = cuda["ms"] / acc["ms"]
+    return runs
 
 
 def _driver_version() -> str:
@@ -623,11 +672,12 @@ def measure(
     warm_jobs: int = 0,
     repeat: int = 1,
     first_call_profile: bool = False,
+    together: bool = False,
 ) -> dict[str, Any]:
     """The sections' measurements; ``save`` gets the results after each one,
     so a run stopped part-way keeps what it measured. ``warm_jobs``: compile
-    the workload rows that many at a time first; ``repeat`` and
-    ``first_call_profile``: as ``bench_workloads`` takes them."""
+    the workload rows that many at a time first; ``repeat``,
+    ``first_call_profile`` and ``together``: as ``bench_workloads`` takes them."""
     results: dict[str, Any] = {"versions": versions()}
     if "kernels" in sections:
         results["cases"] = {}
@@ -654,6 +704,7 @@ def measure(
             only=only,
             repeat=repeat,
             first_call_profile=first_call_profile,
+            together=together,
         )
         save(results)
     return results
@@ -692,6 +743,12 @@ def main(argv: list[str] | None = None) -> int:
         "fastest and the slowest pair)",
     )
     parser.add_argument(
+        "--together",
+        action="store_true",
+        help="each timed process runs every selected workload row in turn (a process's "
+        "start and compile-cache reads paid once, not once per row; no profiler tables)",
+    )
+    parser.add_argument(
         "--first-call-profile",
         action="store_true",
         help="with each workload row, where each device's first call goes (cProfile, "
@@ -714,7 +771,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--extern-calls-child", metavar="DEVICE", help=argparse.SUPPRESS)
     parser.add_argument(
-        "--workload-child", nargs=2, metavar=("NAME", "DEVICE"), help=argparse.SUPPRESS
+        "--workload-child", nargs=2, metavar=("NAMES", "DEVICE"), help=argparse.SUPPRESS
     )
     parser.add_argument("--compile-only", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--no-profile", action="store_true", help=argparse.SUPPRESS)
@@ -737,10 +794,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(extern_calls_child(args.extern_calls_child)))
         return 0
     if args.workload_child:
+        names, device = args.workload_child
         print(
             json.dumps(
-                workload_child(
-                    *args.workload_child,
+                workloads_child(
+                    names.split(ROW_SEPARATOR),
+                    device,
                     dry_run=args.dry_run,
                     compile_only=args.compile_only,
                     first_call_profile=args.first_call_profile,
@@ -752,7 +811,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch_acc
 
     if args.dry_run:
-        rows = bench_workloads(dry_run=True, only=args.workloads)
+        rows = bench_workloads(dry_run=True, only=args.workloads, together=args.together)
         for name, runs in rows.items():
             outcome = (
                 f"FAILED: {runs['error']}"
@@ -779,6 +838,7 @@ def main(argv: list[str] | None = None) -> int:
         warm_jobs=args.warm,
         repeat=args.repeat,
         first_call_profile=args.first_call_profile,
+        together=args.together,
     )
     print(render(results))
     return 0

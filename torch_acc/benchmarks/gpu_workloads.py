@@ -307,7 +307,8 @@ def _workload(
     if kind == "prefill":
         dim, layers, heads = (32, 1, 4) if small else (1024, 8, 16)
         lengths = (3, 5, 9) if small else PREFILL_LENGTHS
-        model = PrefillOverLengths(models.Prefill(dim, layers, heads)).to(device, dtype).eval()
+        prefill = models.Prefill(dim, layers, heads).requires_grad_(False)
+        model = PrefillOverLengths(prefill).to(device, dtype).eval()
         prompts = [torch.randint(0, 4096, (4, n)) for n in lengths]
         return model, [p.to(device) for p in prompts], None
     if kind == "diffusion":

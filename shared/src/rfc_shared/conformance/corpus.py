@@ -321,7 +321,8 @@ def _workload_cases() -> tuple[Case, ...]:
         ),
         Case(
             "prefill_dynamic",
-            _seeded(lambda: models.Prefill(32, 1, 4).eval()),
+            # A prefill is inference: no parameter asks for a gradient.
+            _seeded(lambda: models.Prefill(32, 1, 4).eval().requires_grad_(False)),
             _seeded(lambda: [(torch.randint(0, 4096, (2, n)),) for n in (3, 5, 9)]),
             dynamic=True,
         ),
