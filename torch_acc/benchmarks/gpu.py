@@ -743,6 +743,12 @@ def main(argv: list[str] | None = None) -> int:
         "fastest and the slowest pair)",
     )
     parser.add_argument(
+        "--warm-only",
+        action="store_true",
+        help="only compile the selected workload rows (--warm JOBS at a time, default 4): "
+        "fills the compile caches for a later run, as beside a machine's other work",
+    )
+    parser.add_argument(
         "--together",
         action="store_true",
         help="each timed process runs every selected workload row in turn (a process's "
@@ -829,6 +835,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
 
+    if args.warm_only:
+        warm_compile_caches(args.workloads, args.warm or 4)
+        return 0
     if args.repeat < 1:
         parser.error("--repeat takes a positive number of processes")
     results = measure(

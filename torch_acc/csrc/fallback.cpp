@@ -188,8 +188,13 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 // meta function's 0-dim result, which the kernel resizes to the inputs'
 // shape and back, warning that a non-empty output was resized. The peer's
 // own functional kernel runs without that detour.
+//
+// native_group_norm: its CompositeExplicitAutograd kernel (math_group_norm)
+// would otherwise take acc's calls, and before torch 2.15 it views a
+// channels_last input as (N, groups, -1), which fails ("view size is not
+// compatible"); the peer's kernel takes any layout.
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  for (const char* name : {"mse_loss", "smooth_l1_loss", "huber_loss"}) {
+  for (const char* name : {"mse_loss", "smooth_l1_loss", "huber_loss", "native_group_norm"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&acc_fallback>());
   }
 }

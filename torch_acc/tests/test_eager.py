@@ -69,6 +69,21 @@ def test_reducing_losses_resize_no_output(loss) -> None:
     torch.testing.assert_close(out.cpu(), loss(x.cpu(), target.cpu()))
 
 
+def test_group_norm_on_a_channels_last_tensor_matches_cpu() -> None:
+    # Before torch 2.15, ATen's composite kernel took acc's call and failed to
+    # view a channels_last input ("view size is not compatible").
+    torch.manual_seed(0)
+    x = torch.randn(2, 8, 5, 5).to(memory_format=torch.channels_last).requires_grad_()
+    norm = torch.nn.GroupNorm(4, 8)
+    on_acc = x.detach().to("acc").requires_grad_()
+    out = torch.nn.GroupNorm(4, 8).to("acc")(on_acc)
+    out.sum().backward()
+    want = norm(x)
+    want.sum().backward()
+    torch.testing.assert_close(out.cpu(), want)
+    torch.testing.assert_close(on_acc.grad.cpu(), x.grad)
+
+
 def test_out_arguments_that_need_resizing_follow_the_cpu_kernel() -> None:
     a = torch.randn(3, 4, device="acc")
     out = torch.empty(0, device="acc")
