@@ -30,13 +30,25 @@ def _device_module_hook() -> str:
         "light = 'torch._dynamo' not in sys.modules\n"
         "registry = sys.modules.get('torch._dynamo.device_interface')\n"
         f"itself = registry is not None and {name!r} in registry.device_interfaces\n"
+        # What the hook raises where the registry first calls it: inside
+        # `import torch._dynamo`, with Inductor's modules half-imported.
+        f"hook, raised = torch.{name}.get_device_interface, []\n"
+        "def watched():\n"
+        "    try:\n"
+        "        return hook()\n"
+        "    except Exception as e:\n"
+        "        raised.append(f'{type(e).__name__}: ' + str(e).split(' (most likely')[0])\n"
+        "        raise\n"
+        f"torch.{name}.get_device_interface = watched\n"
+        "import torch._dynamo\n"
+        f"torch.{name}.get_device_interface = hook\n"
         "from torch._dynamo.device_interface import get_interface_for_device\n"
         "try:\n"
         f"    found = get_interface_for_device('{name}')\n"
         f"    same = found is torch.{name}.get_device_interface()\n"
         "except NotImplementedError as e:\n"
         "    same = str(e)\n"
-        "print(json.dumps([light, itself, same]))\n"
+        "print(json.dumps([light, itself, same, raised[:1]]))\n"
     )
     # Autoload off: the question is what importing the backend's package does,
     # not what other packages' entry points register.
@@ -44,7 +56,7 @@ def _device_module_hook() -> str:
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
     )
-    light, itself, same = json.loads(done.stdout.strip().splitlines()[-1])
+    light, itself, same, raised = json.loads(done.stdout.strip().splitlines()[-1])
     if itself:
         raise NotApplicable(
             f"import {top} registers {name}'s DeviceInterface itself "
@@ -52,4 +64,12 @@ def _device_module_hook() -> str:
         )
     check(light, f"import {top} imported torch._dynamo")
     check(same is True, f"first Dynamo lookup of {name!r}: {same}")
+    check(
+        not raised,
+        f"torch.{name}.get_device_interface() raised {''.join(raised)[:200]} where the "
+        "registry first called it, inside `import torch._dynamo`: the registry asks it again "
+        f"later, but what it scanned during the import (the GPU types) missed {name}. Import "
+        f"only torch._dynamo.device_interface and {top}'s interface module in the hook, and "
+        "Inductor's modules in _inductor_backend_init() (backend guide, section 3)",
+    )
     return f"torch.{name}.get_device_interface() registered on first use; import stays light"
