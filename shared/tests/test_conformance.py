@@ -27,7 +27,6 @@ SITES = [
     "rfc3.config_keys",
     "rfc3.cpp_options",
     "rfc3.aten_device_type",
-    "rfc3.stream_type",
     "rfc3.visible_devices_env",
     "rfc3.cache_key",
     "rfc3.two_pass_gate",
@@ -36,8 +35,9 @@ SITES = [
     "backend_feature.gpu",
 ]
 
-# What acc over host memory lacks: graphs to record.
-NOT_APPLICABLE_TO_ACC_ON_HOST = {"graph_capture.record"}
+# What acc over host memory lacks: graphs to record, and a C++ wrapper of GPU
+# kernels (interpreted kernels have no binaries) to declare streams in.
+NOT_APPLICABLE_TO_ACC_ON_HOST = {"graph_capture.record", "rfc3.stream_type"}
 
 
 def conformance(*args: str, slices: str = "none") -> dict:
@@ -72,7 +72,7 @@ def test_on_stock_torch_every_probe_fails_with_evidence_unless_upstream_landed_i
     landed = {
         name for name, p in load().items() if p.landed_in and release(p.landed_in) <= installed
     }
-    assert {statuses[p] for p in landed} <= {"pass"}, statuses
+    assert {statuses[p] for p in landed - NOT_APPLICABLE_TO_ACC_ON_HOST} <= {"pass"}, statuses
     # "n/a" is the backend's own answer (acc on host memory declares no graph
     # capture), so it holds with and without the slices; everything else fails.
     assert {s for p, s in statuses.items() if p not in landed} <= {"fail", "n/a"}, statuses

@@ -118,7 +118,6 @@ def test_the_verdicts_hold_for_a_backend_that_registers_its_interface_itself(
         "rfc1.multi_processor_count",
         "rfc2.constant_fold",
         "rfc3.cpp_options",
-        "rfc3.stream_type",
         "lazy_reg.device_module_hook",
         "backend_feature.gpu",
         "graph_capture.gate",

@@ -265,7 +265,97 @@ def _declares_aten_device_type(name: str) -> bool:
     return type(overrides).aten_device_type is not common.DeviceOpOverrides.aten_device_type
 
 
-@probe("rfc3.stream_type", "cpp_stream_type has a safe default", landed_in="2.15.0")
+# What CppWrapperGpu writes with DeviceOpOverrides.cpp_stream_type(): each
+# kernel's launcher function takes the stream as a parameter and passes it to
+# launchKernel (from kernel_driver()); the JIT wrapper declares one stream per
+# device and has aoti_get_stream() fill it.
+_STREAM_USE = """\
+#include <torch/csrc/inductor/aoti_runtime/utils.h>
+#include <torch/csrc/inductor/aoti_torch/c/shim.h>
+{header}
+{driver}
+static void launch_probe_kernel({kernel_type} kernel, int32_t device_idx_, {stream_type} stream_) {{
+    uint32_t grid_0 = 1, grid_1 = 1, grid_2 = 1;
+    void* kernel_args_[] = {{nullptr}};
+    launchKernel(kernel, grid_0, grid_1, grid_2, 4, 0, kernel_args_, stream_{pdl});
+}}
+static void call_probe_kernel({kernel_type} kernel) {{
+    {stream_type} stream0;
+    AOTI_TORCH_ERROR_CODE_CHECK({get_stream}(0, (void**)&stream0));
+    launch_probe_kernel(kernel, 0, stream0);
+}}
+"""
+
+
+# The snippets _STREAM_USE takes from the device's DeviceOpOverrides.
+_SNIPPETS = {
+    "header": "kernel_header",
+    "driver": "kernel_driver",
+    "kernel_type": "cpp_kernel_type",
+    "stream_type": "cpp_stream_type",
+    "get_stream": "aoti_get_stream",
+}
+
+
+def compile_stream_use(overrides: object, device: str) -> str | None:
+    """Compiles (syntax only) the C++ that Inductor's GPU wrapper writes around
+    ``overrides.cpp_stream_type()``, with ``device``'s build options.
+
+    Returns:
+        None when it compiles, else the compiler's first error.
+
+    Raises:
+        NotImplementedError: naming the snippet ``overrides`` does not give.
+    """
+    import subprocess
+
+    from torch._inductor.cpp_builder import get_cpp_compiler, get_cpp_torch_device_options
+    from torch.utils.cpp_extension import include_paths
+
+    snippets = {}
+    for key, method in _SNIPPETS.items():
+        try:
+            snippets[key] = getattr(overrides, method)()
+        except NotImplementedError as e:
+            raise NotImplementedError(f"DeviceOpOverrides.{method}()") from e
+    pdl = getattr(overrides, "cpp_kernel_launch_supports_pdl", lambda: False)()
+    source = _STREAM_USE.format(**snippets, pdl=", false" if pdl else "")
+    try:
+        definitions, include_dirs, *_ = get_cpp_torch_device_options(device)
+    except Exception:  # a device Inductor has no build options for: torch's own
+        definitions, include_dirs = [], []
+    command = [
+        get_cpp_compiler(),
+        "-std=c++17",
+        "-fsyntax-only",
+        *(f"-D{d}" for d in definitions),
+        *(f"-I{d}" for d in [*include_paths(), *include_dirs]),
+        "-x",
+        "c++",
+        "-",
+    ]
+    env = {**os.environ, "LC_ALL": "C"}  # the compiler's messages in ASCII
+    done = subprocess.run(command, input=source, capture_output=True, text=True, env=env)
+    if done.returncode == 0:
+        return None
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    return (errors or done.stderr.splitlines() or ["no output"])[0].split("error: ", 1)[-1]
+
+
+def _registers_gpu_cpp_wrapper(name: str) -> bool:
+    """Whether ``name`` registered Inductor's C++ wrapper of GPU kernels, the
+    one reader of cpp_stream_type()."""
+    common = _common()
+    gpu_wrapper = importlib.import_module("torch._inductor.codegen.cpp_wrapper_gpu").CppWrapperGpu
+    wrapper = common.get_wrapper_codegen_for_device(name, cpp_wrapper=True)
+    return isinstance(wrapper, type) and issubclass(wrapper, gpu_wrapper)
+
+
+@probe(
+    "rfc3.stream_type",
+    "generated C++ that declares and passes a stream compiles with cpp_stream_type",
+    landed_in="2.15.0",
+)
 def _stream_type() -> str:
     name = subject().name
     if not exposes_streams(base_interface()):
@@ -274,11 +364,33 @@ def _stream_type() -> str:
         # The interface names a Stream class the device module does not have:
         # no stream of it is ever made, so none reaches generated code.
         raise NotApplicable(f"torch.{name} has no Stream: no C++ stream type is emitted for it")
+    overrides = _overrides()
+    if not _registers_gpu_cpp_wrapper(name):
+        raise NotApplicable(
+            f"{name} registers no C++ wrapper for GPU kernels (a CppWrapperGpu as "
+            "register_backend_for_device's cpp_wrapper_codegen), the only generated code that "
+            "declares a stream: cpp_stream_type() is read by nothing (backend guide, section 4)"
+        )
     try:
-        stream_type = _overrides().cpp_stream_type()
+        stream_type = overrides.cpp_stream_type()
     except NotImplementedError as e:
-        raise ProbeFailure("DeviceOpOverrides.cpp_stream_type() is not implemented") from e
-    return f"cpp_stream_type() is {stream_type!r}"
+        raise ProbeFailure(
+            f"DeviceOpOverrides.cpp_stream_type() is not implemented, and {name}'s C++ wrapper "
+            "declares each stream with it (backend guide, section 4)"
+        ) from e
+    try:
+        error = compile_stream_use(overrides, name)
+    except NotImplementedError as e:
+        raise ProbeFailure(
+            f"{name}'s C++ wrapper writes its streams with {e}, which is not implemented"
+        ) from e
+    check(
+        error is None,
+        f"the C++ wrapper's stream code does not compile with cpp_stream_type() "
+        f"{stream_type!r}: {error}. It is the type launchKernel (kernel_driver()) takes and "
+        f"{overrides.aoti_get_stream()}() fills (backend guide, section 4)",
+    )
+    return f"the C++ wrapper's stream code compiles with cpp_stream_type() {stream_type!r}"
 
 
 @probe("rfc3.visible_devices_env", "autotune uses the interface's visible-devices variable")
