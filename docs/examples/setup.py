@@ -8,7 +8,7 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension
 setup(
     name="minimal-devices",
     version="0.1",
-    packages=["minimal_host", "minimal_gpu", "minimal_gpu_triton"],
+    packages=["minimal_common", "minimal_host", "minimal_gpu", "minimal_gpu_triton"],
     ext_modules=[CppExtension("minimal_device", ["csrc/device.cpp"])],
     cmdclass={"build_ext": BuildExtension},
     # Triton finds its backends through this entry point: name -> package

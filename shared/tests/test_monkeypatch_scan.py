@@ -16,6 +16,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 # The backends the project ships: each reaches torch.compile through public entries only.
 SHIPPED_BACKENDS = [
+    "docs/examples/minimal_common",
     "docs/examples/minimal_host",
     "docs/examples/minimal_gpu",
     "docs/examples/minimal_gpu_triton",

@@ -1,64 +1,22 @@
-"""What mgpu registers for torch.compile: a GPU-class DeviceInterface, Triton
-scheduling whose kernels the interpreter can run, and mgpu's op overrides."""
+"""What mgpu registers for torch.compile: Triton scheduling whose kernels the
+interpreter can run, the Python wrapper, the lines it writes for mgpu, and, where
+Dynamo's registry did not ask ``get_device_interface()`` (stock torch), the
+DeviceInterface."""
 
 import os
 
-from torch._dynamo.device_interface import DeviceInterface, register_interface_for_device
-from torch._inductor.codegen.common import (
-    DeviceOpOverrides,
-    register_backend_for_device,
-    register_device_op_overrides,
-)
+from minimal_common.inductor import MinimalDeviceOpOverrides
+from torch._dynamo.device_interface import register_interface_for_device
+from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
 from torch._inductor.codegen.triton import TritonKernel, TritonScheduling
 from torch._inductor.codegen.wrapper import PythonWrapperCodegen
 
-from . import device as mgpu
+from .device import get_device_interface
 
 
-class MgpuInterface(DeviceInterface):
-    device = mgpu.device
-    Stream = mgpu.Stream
-    current_device = staticmethod(mgpu.current_device)
-    set_device = staticmethod(mgpu.set_device)
-    device_count = staticmethod(mgpu.device_count)
-    is_available = staticmethod(mgpu.is_available)
-    synchronize = staticmethod(mgpu.synchronize)
-    get_device_properties = staticmethod(mgpu.get_device_properties)
-    get_raw_stream = staticmethod(mgpu.get_raw_stream)
-
-    class Worker:  # what compile workers ask, without touching the runtime
-        set_device = staticmethod(mgpu.set_device)
-        current_device = staticmethod(mgpu.current_device)
-        get_device_properties = staticmethod(mgpu.get_device_properties)
-
-    @staticmethod
-    def is_gpu() -> bool:  # Triton kernels, device guards, GPU heuristics
-        return True
-
-    @staticmethod
-    def is_triton_capable(device=None) -> bool:
-        return True
-
-    @staticmethod
-    def get_compute_capability(device=None) -> int:
-        props = mgpu.get_device_properties(device)
-        return props.major * 10 + props.minor
-
-
-class MgpuDeviceOpOverrides(DeviceOpOverrides):
-    """The lines of Python the generated wrapper emits for mgpu."""
-
+class MgpuDeviceOpOverrides(MinimalDeviceOpOverrides):
     def import_get_raw_stream_as(self, name: str) -> str:
         return f"from minimal_gpu.device import get_raw_stream as {name}"
-
-    def set_device(self, device_idx: int) -> str:
-        return f"torch.mgpu.set_device({device_idx})"
-
-    def synchronize(self) -> str:
-        return "torch.mgpu.synchronize()"
-
-    def device_guard(self, device_idx: int) -> str:
-        return f"torch.mgpu.device({device_idx})"
 
 
 class InterpreterTritonKernel(TritonKernel):
@@ -78,7 +36,7 @@ class InterpreterTritonScheduling(TritonScheduling):
 
 def register() -> None:
     interpreted = os.environ.get("TRITON_INTERPRET") == "1"
-    register_interface_for_device("mgpu", MgpuInterface)
+    register_interface_for_device("mgpu", get_device_interface())
     register_backend_for_device(
         "mgpu",
         InterpreterTritonScheduling if interpreted else TritonScheduling,

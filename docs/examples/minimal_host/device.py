@@ -1,65 +1,14 @@
 """``torch.mhost``, the device module: what PyTorch, Dynamo and Inductor call on it."""
 
-import minimal_device as _C
-import torch
+from minimal_common.device import *  # noqa: F403  (the functions every device module has)
 
 
-def _index(device) -> int:
-    if device is None:
-        return _C.current_device()
-    if isinstance(device, int):
-        return device
-    index = torch.device(device).index
-    return _C.current_device() if index is None else index
+def get_device_interface() -> type:
+    """Dynamo's registry calls this when it first needs mhost, possibly while
+    ``import torch._dynamo`` is running: it imports the interface module only."""
+    from minimal_common.interface import HostInterface
 
-
-def is_available() -> bool:
-    return True
-
-
-def is_initialized() -> bool:
-    return True
-
-
-def _lazy_init() -> None:
-    pass
-
-
-def _is_in_bad_fork() -> bool:  # torch.manual_seed asks, with manual_seed_all
-    return False
-
-
-def manual_seed_all(seed: int) -> None:
-    pass  # the fallback draws from the CPU's generator, which torch.manual_seed seeds
-
-
-def device_count() -> int:
-    return _C.device_count()
-
-
-def current_device() -> int:
-    return _C.current_device()
-
-
-def set_device(device) -> None:
-    _C.set_device(_index(device))
-
-
-def synchronize(device=None) -> None:
-    pass  # every kernel has finished when it returns
-
-
-class device:
-    """``with torch.mhost.device(1):`` makes device 1 current."""
-
-    def __init__(self, device) -> None:
-        self.idx = -1 if device is None else _index(device)
-
-    def __enter__(self) -> None:
-        self.prev_idx = _C.exchange_device(self.idx)
-
-    def __exit__(self, *exc) -> None:
-        _C.exchange_device(self.prev_idx)
+    return HostInterface
 
 
 def _inductor_backend_init() -> None:
