@@ -1,9 +1,11 @@
 // A minimal PrivateUse1 device over host memory, in one file: allocator,
 // device guard, hooks, the kernels the dispatcher cannot do without, a boxed
-// fallback that runs every other operator's CPU kernel, and the functions the
-// Python device module calls. The same extension serves the host-class and
-// the GPU-class example: what makes a device one or the other is its Python.
+// fallback that runs every other operator's CPU kernel, autocast's policies,
+// and the functions the Python device module calls. The same extension serves
+// the host-class and the GPU-class example: what makes a device one or the
+// other is its Python.
 #include <ATen/EmptyTensor.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/as_strided_native.h>
@@ -289,6 +291,27 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 }  // namespace
+
+// --- Autocast: torch.autocast("mhost") enables the AutocastPrivateUse1 key. ---
+// Every operator falls through it, unless ATen's policy lists (the ones CUDA
+// registers) cast its arguments first: products and convolutions to the
+// autocast dtype, ops that lose accuracy in it to float32.
+TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFallthrough());
+}
+
+#define LOWER_PRECISION_FP(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
+#define FP32(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32)
+
+// The lists name ATen's types unqualified: they expand in its namespace.
+namespace at {
+namespace {
+TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
+  AT_FORALL_LOWER_PRECISION_FP(LOWER_PRECISION_FP)
+  AT_FORALL_FP32(FP32)
+}
+}  // namespace
+}  // namespace at
 
 // --- What the Python device module calls. ---------------------------------
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {

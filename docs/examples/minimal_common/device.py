@@ -12,7 +12,9 @@ __all__ = [
     "current_device",
     "device",
     "device_count",
+    "get_amp_supported_dtype",
     "is_available",
+    "is_bf16_supported",
     "is_initialized",
     "manual_seed_all",
     "set_device",
@@ -63,6 +65,14 @@ def set_device(device) -> None:
 
 def synchronize(device=None) -> None:
     pass  # every kernel has finished when it returns
+
+
+def get_amp_supported_dtype() -> list[torch.dtype]:  # torch.autocast("mhost") asks
+    return [torch.float16, torch.bfloat16]
+
+
+def is_bf16_supported(including_emulation: bool = False) -> bool:
+    return True  # Inductor asks before it writes bfloat16 Triton kernels
 
 
 class device:

@@ -16,6 +16,7 @@ class HostInterface(DeviceInterface):
     device_count = staticmethod(runtime.device_count)
     is_available = staticmethod(runtime.is_available)
     synchronize = staticmethod(runtime.synchronize)
+    is_bf16_supported = staticmethod(runtime.is_bf16_supported)
     # How Dynamo traces these functions in compiled code (slice rfc2): a
     # constant, and a constant that a guard rechecks.
     dynamo_constant_fold_fns = (runtime.is_available,)
