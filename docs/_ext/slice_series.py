@@ -13,7 +13,7 @@ from sphinx.util.docutils import SphinxDirective
 
 from rfc_shared.authoring import from_source, project_root
 from rfc_shared.overlay.patchfile import read_patch
-from rfc_shared.overlay.slices import discover_slices
+from rfc_shared.overlay.roster import installed
 
 
 class SliceSeries(SphinxDirective):
@@ -22,10 +22,10 @@ class SliceSeries(SphinxDirective):
 
     def run(self) -> list[nodes.Node]:
         name = self.arguments[0]
-        installed = discover_slices()
-        if name not in installed:
+        roster = installed()
+        if name not in roster:
             raise self.error(f"unknown slice {name!r}")
-        source = from_source(project_root(self.env.srcdir), installed[name])
+        source = from_source(project_root(self.env.srcdir), roster[name])
         primary, *ports = source.bases
         files = source.series_files(primary)
         out: list[nodes.Node] = [

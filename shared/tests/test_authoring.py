@@ -16,11 +16,12 @@ from rfc_shared import authoring
 from rfc_shared.overlay import Overlay
 from rfc_shared.overlay import base as base_module
 from rfc_shared.overlay.base import TorchBase, installed_torch_base, torch_package_dir
-from rfc_shared.overlay.slices import Slice, discover_slices
+from rfc_shared.overlay.roster import Roster, installed
+from rfc_shared.overlay.slices import Slice
 
 
 REPO = Path(__file__).resolve().parents[2]
-SLICES = discover_slices()
+SLICES = installed()
 SLICE_DIR = Path("rfc_registry_core")
 # The series the tests author and port is this base's (no other download).
 INSTALLED = installed_torch_base()
@@ -58,19 +59,17 @@ def test_a_commit_in_the_workspace_becomes_the_next_patch(project: Path, tmp_pat
     assert "index " in patches[-1].read_text()
 
 
-def test_a_new_slice_gets_a_workspace_and_its_first_series(
-    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_new_slice_gets_a_workspace_and_its_first_series(project: Path, tmp_path: Path) -> None:
     # Step 3 of "Adding a slice": the package exists, with no patches folder yet.
     (project / "rfc_new" / "src" / "rfc_new").mkdir(parents=True)
     new = Slice("new", "rfc_new", bases=(), requires=("registry_core",))
-    monkeypatch.setattr(authoring.workflow, "discover_slices", lambda: {**SLICES, "new": new})
-    repo = authoring.workspace("new", tmp_path / "ws", project)
+    roster = Roster([*SLICES, new])
+    repo = authoring.workspace("new", tmp_path / "ws", project, roster=roster)
     assert authoring.git(repo, "tag").split() == ["base", "deps"]
     guard = repo / "torch" / "_dynamo" / "mutation_guard.py"
     guard.write_text(guard.read_text() + "\nNEW_SLICE = True\n")
     authoring.git(repo, "commit", "-qam", "[dynamo] Start the new slice", identity=True)
-    patches = authoring.refresh("new", repo, project)
+    patches = authoring.refresh("new", repo, project, roster=roster)
     series = project / "rfc_new" / "src" / "rfc_new" / "patches" / INSTALLED.series_dir_name
     assert [p.parent for p in patches] == [series]
     assert patches[0].name == "0001-dynamo-Start-the-new-slice.patch"
@@ -135,7 +134,7 @@ def test_materialize_writes_the_patched_tree(tmp_path: Path) -> None:
     assert "torch/_dynamo/device_interface.py" in done.stdout
     patched = (out / "torch" / "_dynamo" / "device_interface.py").read_text()
     assert "def register_interface_for_device_PrivateUse1(" in patched
-    shared = discover_slices()["registry_core"]
+    shared = SLICES["registry_core"]
     assert shared.version == "0.1.0"
     assert (out / "torch" / "_dynamo" / "utils.py").is_file()
 

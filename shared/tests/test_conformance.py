@@ -7,7 +7,7 @@ import threading
 from pathlib import Path
 
 from rfc_shared.conformance.probes import load
-from rfc_shared.overlay.slices import discover_slices, main_slices
+from rfc_shared.overlay.roster import installed
 from rfc_shared.testing.helpers import run_python
 
 
@@ -55,8 +55,8 @@ def test_every_site_the_rfcs_name_has_a_probe() -> None:
     assert set(SITES) <= set(load())
     probed = {p.slice for p in load().values()}
     # Every slice has probes; a follow-up PR may (fake_channels_last) or not.
-    assert {s.name for s in main_slices(discover_slices().values())} <= probed
-    assert probed <= set(discover_slices())
+    assert {s.name for s in installed().main()} <= probed
+    assert probed <= set(installed().names())
 
 
 def test_on_stock_torch_every_probe_fails_with_evidence_unless_upstream_landed_it() -> None:
@@ -143,7 +143,7 @@ def test_the_matrix_has_no_column_for_a_slice_without_a_series_for_this_torch(
     # as ports land, so the test does not depend on it.
     unserved = object()
     monkeypatch.setattr(base, "installed_torch_base", lambda: unserved)
-    assert all(unserved not in s.bases for s in discover_slices().values())
+    assert all(unserved not in s.bases for s in installed())
     assert matrix.columns() == ["stock", "stacked"]
 
 
@@ -247,7 +247,7 @@ def test_a_slice_that_fails_its_own_probe_alone_is_named() -> None:
 def test_follow_ups_get_no_matrix_column() -> None:
     from rfc_shared.conformance import matrix
 
-    followups = [s.name for s in discover_slices().values() if s.followup_of]
+    followups = [s.name for s in installed() if s.followup_of]
     assert followups
     assert not set(followups) & set(matrix.columns())
 
@@ -290,7 +290,7 @@ def test_the_probe_imports_nothing_made_for_tests() -> None:
     import rfc_shared.conformance
 
     sources = list(Path(rfc_shared.conformance.__file__).parent.glob("*.py"))
-    for slice_ in discover_slices().values():
+    for slice_ in installed():
         spec = importlib.util.find_spec(f"{slice_.package}.probes")
         if spec is not None and spec.origin:
             sources.append(Path(spec.origin))

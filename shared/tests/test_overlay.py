@@ -1,23 +1,29 @@
-"""The overlay end to end: in a fresh interpreter where the startup hook or
-an import of torch is the point, in this one (an :class:`Activation` of the
-test's own) where a patch serves modules this process has not imported."""
+"""The overlay end to end: in a fresh interpreter where the startup hook, an
+import of torch or a real slice is the point, in this one (an
+:class:`Activation` of the test's own, over a :class:`Roster` of the test's
+slices) where a patch serves modules this process has not imported."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import json
+import linecache
 import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from rfc_shared import selection
-from rfc_shared.overlay import Activation, Overlay, PatchApplyError
-from rfc_shared.overlay.base import installed_torch_base
+from rfc_shared import overlay, selection
+from rfc_shared.overlay import Activation, Overlay, OverlayError, PatchApplyError
+from rfc_shared.overlay.base import TorchBase, installed_torch_base
+from rfc_shared.overlay.roster import Roster
+from rfc_shared.overlay.slices import BaseMismatchError
 from rfc_shared.testing.helpers import (
     format_patch,
     last_json,
+    overlay_footprint,
     pristine,
     run_python,
     write_slice,
@@ -102,11 +108,11 @@ def test_a_failing_hunk_raises_and_patches_nothing(tmp_path: Path) -> None:
     utils = pristine("torch/_dynamo/utils.py")
     good = format_patch("torch/_dynamo/utils.py", utils, utils + "OVERLAID = True\n")
     bad = format_patch(DI, "no such\ncontext\n", "x\n")
-    installed = {"broken": write_slice(tmp_path, "broken", [good + bad.split("---\n", 1)[1]])}
-    activation = Activation()
+    broken = write_slice(tmp_path, "broken", [good + bad.split("---\n", 1)[1]])
+    activation = Activation(Roster([broken]))
     meta_path = list(sys.meta_path)
     with pytest.raises(PatchApplyError) as info:
-        activation.activate(["broken"], installed=installed)
+        activation.activate(["broken"])
     error = str(info.value)
     assert "slice 'broken'" in error and "0001-change.patch" in error
     assert DI in error and "hunk #1" in error
@@ -115,28 +121,12 @@ def test_a_failing_hunk_raises_and_patches_nothing(tmp_path: Path) -> None:
 
 
 def test_wrong_torch_version_is_refused(tmp_path: Path) -> None:
-    done = run_python(
-        f"""
-        import json
-        from pathlib import Path
-        from rfc_shared import overlay
-        from rfc_shared.overlay.base import TorchBase
-        from rfc_shared.overlay.slices import BaseMismatchError, discover_slices
-        from rfc_shared.testing.helpers import write_slice
-
-        installed = discover_slices()
-        installed["old"] = write_slice(Path({str(tmp_path)!r}), "old", [],
-                                       base=TorchBase("2.12.0", "0" * 40))
-        try:
-            overlay.activate(["old"], installed=installed)
-        except BaseMismatchError as e:
-            print(json.dumps([str(e), overlay.active() is None]))
-        """,
-        slices="none",
-    )
-    error, inactive = last_json(done)
-    assert f"torch {installed_torch_base().version}" in error
-    assert "torch 2.12.0" in error and inactive
+    old = write_slice(tmp_path, "old", [], base=TorchBase("2.12.0", "0" * 40))
+    activation = Activation(Roster([old]))
+    with pytest.raises(BaseMismatchError) as info:
+        activation.activate(["old"])
+    assert f"torch {installed_torch_base().version}" in str(info.value)
+    assert "torch 2.12.0" in str(info.value) and activation.overlay is None
 
 
 def _fake_distribution(site: Path, root: Path) -> None:
@@ -185,20 +175,17 @@ def test_startup_failure_fails_every_torch_import(tmp_path: Path) -> None:
     assert second.startswith("OverlayError: the torch overlay failed to activate")
 
 
-def test_activating_after_torch_was_imported_is_refused() -> None:
-    done = run_python(
-        """
-        import json
-        import torch._dynamo.device_interface
-        from rfc_shared import overlay
-        try:
-            overlay.activate(["registry_core"])
-        except overlay.OverlayError as e:
-            print(json.dumps(str(e)))
-        """,
-        slices="none",
+def test_activating_after_torch_was_imported_is_refused(tmp_path: Path) -> None:
+    import torch._dynamo.utils  # noqa: F401  (stock or served by this process's overlay)
+
+    utils = pristine("torch/_dynamo/utils.py")
+    changes = write_slice(
+        tmp_path, "changes", [format_patch("torch/_dynamo/utils.py", utils, utils + "X = 1\n")]
     )
-    assert "already imported: torch._dynamo.device_interface" in last_json(done)
+    activation = Activation(Roster([changes]))
+    with pytest.raises(OverlayError, match="already imported: torch._dynamo.utils"):
+        activation.activate(["changes"])
+    assert activation.overlay is None
 
 
 CACHE_DIRS = """
@@ -256,16 +243,17 @@ def test_bytecode_is_cached_outside_torch_and_a_bad_entry_is_ignored(tmp_path: P
 
 def test_a_file_a_patch_creates_is_served_as_a_module(tmp_path: Path) -> None:
     added = format_patch("torch/_dynamo/rfc_added.py", None, "VALUE = 42\n")
-    installed = {"adds": write_slice(tmp_path, "adds", [added])}
-    activation = Activation()  # this process's own may serve torch already
+    # Not this process's own activation, which may serve torch already.
+    activation = Activation(Roster([write_slice(tmp_path, "adds", [added])]))
     try:
-        with activation.activated(["adds"], installed=installed) as served:
+        with activation.activated(["adds"]) as served:
             assert list(served.modules) == ["torch._dynamo.rfc_added"]
             module = importlib.import_module("torch._dynamo.rfc_added")
             assert module.VALUE == 42 and "VALUE = 42" in inspect.getsource(module)
             assert module.__file__.endswith("torch/_dynamo/rfc_added.py")
+            # Unimported before deactivating: nothing of it is kept.
+            sys.modules.pop("torch._dynamo.rfc_added")
         # Deactivated: later imports no longer find it.
-        sys.modules.pop("torch._dynamo.rfc_added")
         with pytest.raises(ModuleNotFoundError):
             importlib.import_module("torch._dynamo.rfc_added")
         assert activation.finder is None and activation.finder not in sys.meta_path
@@ -277,75 +265,78 @@ def test_deactivating_restores_the_selection_subprocesses_see(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     added = format_patch("torch/_dynamo/rfc_added_too.py", None, "VALUE = 1\n")
-    installed = {"adds": write_slice(tmp_path, "adds", [added])}
     monkeypatch.setenv(selection.ENV, "none")
-    activation = Activation()
-    with activation.activated(["adds"], installed=installed):
+    activation = Activation(Roster([write_slice(tmp_path, "adds", [added])]))
+    with activation.activated(["adds"]):
         assert os.environ[selection.ENV] == "adds"
         assert activation.report()["slices"] == [{"name": "adds", "version": "0.0.1"}]
     assert os.environ[selection.ENV] == "none"
     assert activation.report()["active"] is False
 
 
-UNDO = """
-    import importlib, json, linecache, os, sys
-    from pathlib import Path
-    from rfc_shared.overlay import Activation
-    from rfc_shared.testing.helpers import format_patch, write_slice
-
-    patches = [
-        format_patch(f"torch/_dynamo/rfc_added_{n}.py", None, f"VALUE = {n}\\n") for n in (3, 4)
-    ]
-    installed = {"adds": write_slice(Path(sys.argv[1]), "adds", patches)}
-    stdlib_clearcache = linecache.clearcache
-    activation = Activation()
-    activation.settled = True  # as the startup hook leaves it
-    seen = {}
-    with activation.activated(["adds"], installed=installed):
-        seen["cache_dir_set"] = "_rfc-" in os.environ["TORCHINDUCTOR_CACHE_DIR"]
-        three = importlib.import_module("torch._dynamo.rfc_added_3")
-        importlib.import_module("torch._dynamo.rfc_added_4")
-        seen["clearcache_wrapped"] = linecache.clearcache is not stdlib_clearcache
-        del sys.modules["torch._dynamo.rfc_added_3"]  # as if it had never been imported
-    seen["cache_dir_after"] = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    seen["settled_after"] = [activation.settled, activation.failure]
-    seen["forgotten_text_cached"] = three.__file__ in linecache.cache
-    seen["kept_text_cached"] = sys.modules["torch._dynamo.rfc_added_4"].__file__ in linecache.cache
-    seen["report"] = activation.report()
-    del sys.modules["torch._dynamo.rfc_added_4"]
-    with activation.activated(["adds"], installed=installed):
-        importlib.import_module("torch._dynamo.rfc_added_3")
-        del sys.modules["torch._dynamo.rfc_added_3"]
-    seen["clearcache_restored"] = linecache.clearcache is stdlib_clearcache
-    print(json.dumps(seen))
+FRESH_FOOTPRINT = """
+    import json
+    from rfc_shared.overlay import ACTIVATION
+    from rfc_shared.testing.helpers import overlay_footprint
+    print(json.dumps(overlay_footprint(ACTIVATION)))
 """
 
 
-def test_deactivating_undoes_what_activating_did(tmp_path: Path) -> None:
-    # A fresh interpreter on stock torch: the test process's own overlay
-    # keeps linecache's wrapper for its modules.
-    done = run_python(
-        UNDO.replace("sys.argv[1]", repr(str(tmp_path))),
-        slices="none",
-        env={"TORCHINDUCTOR_CACHE_DIR": None},
-    )
-    assert last_json(done) == {
-        "cache_dir_set": True,
-        "clearcache_wrapped": True,
-        "cache_dir_after": None,
-        "settled_after": [False, None],
-        # The module still imported keeps its patched text for tracebacks,
-        # and the report names it; the other's text is gone.
-        "forgotten_text_cached": False,
-        "kept_text_cached": True,
-        "report": {
-            "active": False,
-            "slices": [],
-            "requested": "none",
-            "patched_modules_still_imported": ["torch._dynamo.rfc_added_4"],
-        },
-        "clearcache_restored": True,
-    }
+@pytest.fixture
+def as_in_a_fresh_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's environment as the fresh interpreter below gets it; the
+    process's own overlay must not be serving."""
+    if overlay.active() is not None:
+        pytest.skip("this process's own overlay serves torch")
+    monkeypatch.setenv(selection.ENV, "none")
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+
+
+def test_deactivating_undoes_what_activating_did(
+    tmp_path: Path, as_in_a_fresh_interpreter: None
+) -> None:
+    patches = [
+        format_patch(f"torch/_dynamo/rfc_added_{n}.py", None, f"VALUE = {n}\n") for n in (3, 4)
+    ]
+    activation = Activation(Roster([write_slice(tmp_path, "adds", patches)]))
+    before = overlay_footprint(activation)
+    activation.settled = True  # as the startup hook leaves it
+    try:
+        with activation.activated(["adds"]):
+            assert "_rfc-" in os.environ["TORCHINDUCTOR_CACHE_DIR"]
+            three = importlib.import_module("torch._dynamo.rfc_added_3")
+            four = importlib.import_module("torch._dynamo.rfc_added_4")
+            assert not overlay_footprint(activation)["clearcache_is_stdlib"]
+            del sys.modules["torch._dynamo.rfc_added_3"]  # as if never imported
+        # The module still imported keeps its patched text for tracebacks, and
+        # the report names it; the other's text is gone.
+        after = overlay_footprint(activation)
+        assert after["patched_text"] == [four.__file__]
+        assert three.__file__ not in linecache.cache and four.__file__ in linecache.cache
+        assert after["report"]["patched_modules_still_imported"] == ["torch._dynamo.rfc_added_4"]
+        del sys.modules["torch._dynamo.rfc_added_4"]
+        with activation.activated(["adds"]):
+            importlib.import_module("torch._dynamo.rfc_added_3")
+            del sys.modules["torch._dynamo.rfc_added_3"]
+        assert overlay_footprint(activation) == before
+    finally:
+        for n in (3, 4):
+            sys.modules.pop(f"torch._dynamo.rfc_added_{n}", None)
+
+
+def test_activating_and_deactivating_leaves_what_a_fresh_interpreter_has(
+    tmp_path: Path, as_in_a_fresh_interpreter: None
+) -> None:
+    fresh = last_json(run_python(FRESH_FOOTPRINT, slices="none"))
+    added = format_patch("torch/_dynamo/rfc_added_5.py", None, "VALUE = 5\n")
+    activation = Activation(Roster([write_slice(tmp_path, "adds", [added])]))
+    try:
+        with activation.activated(["adds"]):
+            importlib.import_module("torch._dynamo.rfc_added_5")
+            del sys.modules["torch._dynamo.rfc_added_5"]
+    finally:
+        sys.modules.pop("torch._dynamo.rfc_added_5", None)
+    assert json.loads(json.dumps(overlay_footprint(activation))) == fresh
 
 
 def test_a_slice_that_imports_torch_at_import_gets_a_clear_error(tmp_path: Path) -> None:
@@ -365,7 +356,8 @@ def test_a_slice_that_imports_torch_at_import_gets_a_clear_error(tmp_path: Path)
     )
     error = last_json(done)
     assert error.startswith(
-        "OverlayError: torch was imported while the overlay was being activated"
+        "OverlayError: torch was imported while the overlay was being activated: "
+        "slice 'broken' (broken_slice:SLICE) (or what it imports) imports torch"
     )
     assert "partially initialized" not in error
 

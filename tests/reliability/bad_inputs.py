@@ -172,21 +172,21 @@ def _features(features: object) -> None:
 
 
 def _selection(value: str) -> None:
-    from rfc_shared.overlay.slices import discover_slices, resolve
+    from rfc_shared.overlay.roster import installed
 
-    resolve(selection.parse(value), discover_slices())
+    installed().closure(selection.parse(value))
 
 
 def _build_overlay(patch: str, base: TorchBase | None = None) -> None:
     from rfc_shared.overlay import Overlay
-    from rfc_shared.overlay.slices import discover_slices
+    from rfc_shared.overlay.roster import installed
     from rfc_shared.testing.helpers import format_patch, write_slice
 
     with tempfile.TemporaryDirectory() as root:
         text = patch or format_patch(
             "torch/_dynamo/utils.py", "no such line\n", "a changed line\n", "Stale context"
         )
-        core = discover_slices()["registry_core"]  # every slice builds on it
+        core = installed()["registry_core"]  # every slice builds on it
         base = installed_torch_base() if base is None else base
         Overlay.build([core, write_slice(Path(root), "mine", [text], base=base)])
 

@@ -15,11 +15,11 @@ def _every_slice_applied() -> None:
 
     from rfc_shared import overlay
     from rfc_shared.overlay.base import installed_torch_base
-    from rfc_shared.overlay.slices import discover_slices, select
+    from rfc_shared.overlay.roster import installed
 
     current = overlay.active()
     active = sorted(s.name for s in current.slices) if current is not None else []
-    wanted = sorted(s.name for s in select(None, discover_slices(), installed_torch_base()))
+    wanted = sorted(s.name for s in installed().select(None, installed_torch_base()))
     if active != wanted:
         pytest.fail(
             f"the reliability suite needs every slice ({', '.join(wanted)}); the overlay "

@@ -66,9 +66,9 @@ def _plant(cache: str) -> int:
 
 def _columns() -> list[str]:
     """Stock torch, each installed slice alone, and the stack."""
-    from rfc_shared.overlay.slices import discover_slices
+    from rfc_shared.overlay.roster import installed
 
-    return ["none", *sorted(discover_slices()), "all"]
+    return ["none", *sorted(installed().names()), "all"]
 
 
 def test_a_stale_artifact_of_one_column_is_never_read_by_another(tmp_path: Path) -> None:

@@ -16,6 +16,8 @@ SLICE = Slice(
     name="graph_capture",
     package=__name__,
     requires=("registry_core", "rfc1", "backend_feature"),
+    # Both patch device_interface.py's DeviceInterface: the follow-up first.
+    stack_after=("fake_channels_last",),
     title='Graph capture (mode="reduce-overhead") through the DeviceInterface registry',
     issue="beyond the seed, #193803",
     summary='`mode="reduce-overhead"` for any device whose interface declares graph capture',

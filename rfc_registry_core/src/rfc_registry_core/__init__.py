@@ -7,7 +7,7 @@ The change itself is the patch series in ``patches/``; this module only
 declares it to the overlay.
 """
 
-from rfc_shared.overlay.slices import Slice
+from rfc_shared.overlay.slices import ProcessState, Slice
 
 
 SLICE = Slice(
@@ -16,4 +16,10 @@ SLICE = Slice(
     title="PrivateUse1 registration primitive in the DeviceInterface registry",
     issue="#189138",
     summary="the PrivateUse1 registration primitive every slice builds on",
+    # The registry's tuple of registrations and the caches derived from it
+    # (GPU_TYPES' rescan, rfc2's trace-rule table) are rebuilt from the
+    # registry, which a snapshot restores in place.
+    process_state=(
+        ProcessState("torch._dynamo.device_interface", rebuild="_clear_registry_caches"),
+    ),
 )

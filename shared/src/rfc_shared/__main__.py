@@ -15,6 +15,7 @@ from . import selection
 
 if TYPE_CHECKING:
     from .overlay.base import TorchBase
+    from .overlay.roster import Roster
 
 
 def _status(args: argparse.Namespace) -> int:
@@ -27,12 +28,9 @@ def _status(args: argparse.Namespace) -> int:
     info["installed_torch"] = str(installed_torch_base())
     print(json.dumps(info, indent=2))
     if args.expect_closure is not None:
-        from .overlay.slices import discover_slices, select
-
         wanted = selection.parse(args.expect_closure)
         served = [s["name"] for s in info["slices"]]
-        base = installed_torch_base()
-        expected = [s.name for s in select(wanted, discover_slices(), base)]
+        expected = [s.name for s in installed().select(wanted, installed_torch_base())]
         if served != expected:
             print(
                 f"error: the overlay serves {served or 'stock torch'}, expected "
@@ -46,10 +44,9 @@ def _status(args: argparse.Namespace) -> int:
 def _materialize(args: argparse.Namespace) -> int:
     from .authoring import materialize
     from .overlay.base import installed_torch_base
-    from .overlay.slices import discover_slices, select
 
     names = selection.parse(args.slices) if args.slices else selection.current()
-    stack = select(names, discover_slices(), installed_torch_base())
+    stack = installed().select(names, installed_torch_base())
     changed = materialize(args.dest, stack)
     print(
         f"wrote the torch tree with {', '.join(s.name for s in stack) or 'no slices'} "
@@ -62,17 +59,23 @@ def _materialize(args: argparse.Namespace) -> int:
 
 def _upstream_tests(args: argparse.Namespace) -> int:
     from .overlay.base import installed_torch_base
-    from .overlay.slices import discover_slices, select
     from .testing.upstream import write_landed_tests, write_upstream_tests
 
     names = selection.parse(args.slices) if args.slices else selection.current()
-    stack = select(names, discover_slices(), installed_torch_base())
+    stack = installed().select(names, installed_torch_base())
     if args.landed:
         print(write_landed_tests(stack, args.dest))
         return 0
     for folder in write_upstream_tests(stack, args.dest):
         print(folder)
     return 0
+
+
+def installed() -> Roster:
+    """The installed slices, read once for the command."""
+    from .overlay.roster import installed as installed_roster
+
+    return installed_roster()
 
 
 def _base(args: argparse.Namespace) -> TorchBase | None:
@@ -88,7 +91,7 @@ def _workspace(args: argparse.Namespace) -> int:
     dest = args.dest or project_root() / ".workspace" / args.slice
     print(f"seeding {dest} with pristine torch sources and the series ...", flush=True)
     port_from = known_base(args.port_from) if args.port_from else None
-    workspace(args.slice, dest, base=_base(args), port_from=port_from)
+    workspace(args.slice, dest, roster=installed(), base=_base(args), port_from=port_from)
     print(
         f"workspace ready: {dest}\n"
         "  tags: base (pristine), deps (dependency slices applied); HEAD has the slice.\n"
@@ -102,7 +105,7 @@ def _refresh(args: argparse.Namespace) -> int:
     from .authoring import project_root, refresh
 
     repo = args.workspace or project_root() / ".workspace" / args.slice
-    for patch in refresh(args.slice, repo, base=_base(args)):
+    for patch in refresh(args.slice, repo, roster=installed(), base=_base(args)):
         print(f"wrote {patch}")
     return 0
 
@@ -110,21 +113,17 @@ def _refresh(args: argparse.Namespace) -> int:
 def _check_series(args: argparse.Namespace) -> int:
     from .authoring import check_series
 
-    for line in check_series():
+    for line in check_series(roster=installed()):
         print(line, flush=True)
     return 0
 
 
 def _check_surface(args: argparse.Namespace) -> int:
-    from .authoring import from_source, project_root
+    from .authoring import project_root, source_roster
     from .authoring.surface import check_surface
     from .overlay.base import PRIMARY_BASE
-    from .overlay.slices import discover_slices, resolve
 
-    root = project_root()
-    installed = discover_slices()
-    slices = [from_source(root, s) for s in resolve(list(installed), installed)]
-    for line in check_surface(slices, PRIMARY_BASE):
+    for line in check_surface(source_roster(project_root(), installed()), PRIMARY_BASE):
         print(line, flush=True)
     return 0
 
@@ -133,17 +132,13 @@ def _lint_series(args: argparse.Namespace) -> int:
     from .authoring import project_root, source_slices
     from .authoring.lint import lint_slice
     from .overlay.base import torch_package_dir
-    from .overlay.slices import discover_slices, stack_order
 
     root = project_root()
-    names = (
-        args.slices.split(",")
-        if args.slices
-        else [s.name for s in stack_order(discover_slices().values())]
-    )
+    roster = installed()
+    names = args.slices.split(",") if args.slices else roster.names()
     failed = 0
     for name in names:
-        problems = lint_slice(source_slices(root, name), torch_package_dir())
+        problems = lint_slice(source_slices(root, name, roster), torch_package_dir())
         print(f"{name}: {'clean' if not problems else f'{len(problems)} problem(s)'}")
         for problem in problems:
             print(f"  {problem}")
@@ -155,7 +150,7 @@ def _export(args: argparse.Namespace) -> int:
     from .authoring import export, project_root
 
     out = args.out or project_root() / "dist" / "export"
-    dest = export(args.slice, out)
+    dest = export(args.slice, out, roster=installed())
     for patch in sorted(dest.glob("*.patch")):
         print(f"  {patch.name}")
     print(f"exported slice {args.slice} to {dest} (checked with git am on a pristine base)")
@@ -165,7 +160,7 @@ def _export(args: argparse.Namespace) -> int:
 def _tables(args: argparse.Namespace) -> int:
     from .authoring.tables import update
 
-    changed = update(check=args.check)
+    changed = update(roster=installed(), check=args.check)
     for page in changed:
         print(f"{page.name}: {'stale' if args.check else 'rewritten'}")
     if args.check and changed:

@@ -18,6 +18,7 @@ from .workflow import (
     project_root,
     refresh,
     slice_source_dir,
+    source_roster,
     source_slices,
     workspace,
 )
@@ -35,6 +36,7 @@ __all__ = [
     "project_root",
     "refresh",
     "slice_source_dir",
+    "source_roster",
     "source_slices",
     "workspace",
 ]

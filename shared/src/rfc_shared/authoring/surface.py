@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..overlay import Overlay
 from ..overlay.base import TorchBase
 from ..overlay.patchfile import Patch
-from ..overlay.slices import Slice, SliceError, for_base, resolve
+from ..overlay.roster import Roster
+from ..overlay.slices import Slice, SliceError
 from . import pristine
 
 
@@ -146,20 +147,21 @@ def added_surface(stack: Sequence[Slice], base: TorchBase, torch_dir: Path) -> d
     return {key: value for key, value in new.items() if old.get(key) != value}
 
 
-def surface_differences(slices: Sequence[Slice], primary: TorchBase) -> list[str]:
+def surface_differences(slices: Iterable[Slice], primary: TorchBase) -> list[str]:
     """One line per difference between what a slice adds on ``primary`` and
     on each other base it has a series for; empty when every base agrees.
 
     Raises:
         SliceError: a series does not apply.
     """
+    slices = Roster(slices)
     bases = dict.fromkeys(b for s in slices for b in s.bases)
     added: dict[tuple[str, TorchBase], dict[str, str]] = {}
     for base in bases:
         torch_dir = pristine.sources_dir(base)
-        ported = for_base({s.name: s for s in slices}, base)
-        for name in ported:
-            added[name, base] = added_surface(resolve([name], ported), base, torch_dir)
+        ported = slices.on(base)
+        for name in ported.names():
+            added[name, base] = added_surface(ported.closure([name]), base, torch_dir)
     problems = []
     for s in slices:
         if (s.name, primary) not in added:
@@ -183,7 +185,7 @@ def surface_differences(slices: Sequence[Slice], primary: TorchBase) -> list[str
     return problems
 
 
-def check_surface(slices: Sequence[Slice], primary: TorchBase) -> list[str]:
+def check_surface(slices: Iterable[Slice], primary: TorchBase) -> list[str]:
     """:func:`surface_differences`, raising if a slice's surface differs.
 
     A follow-up PR's backport may have to add its functions to another module
@@ -193,6 +195,7 @@ def check_surface(slices: Sequence[Slice], primary: TorchBase) -> list[str]:
     Raises:
         SliceError: listing every difference of a slice.
     """
+    slices = list(slices)
     problems = surface_differences(slices, primary)
     followups = {s.name for s in slices if s.followup_of}
     refused = [p for p in problems if p.split(" on ", 1)[0] not in followups]

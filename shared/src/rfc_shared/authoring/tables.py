@@ -14,7 +14,8 @@ import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
-from ..overlay.slices import Slice, discover_slices, main_slices, stack_order
+from ..overlay.roster import Roster, installed
+from ..overlay.slices import Slice
 from .workflow import project_root, slice_source_dir
 
 
@@ -36,7 +37,7 @@ def _slice_folders(root: Path, slices: list[Slice]) -> str:
     for s in slices:
         by_folder.setdefault(slice_source_dir(root, s), []).append(s)
     for folder, held in by_folder.items():
-        what = "; ".join(f"`{s.name}` ({s.issue}): {s.summary}" for s in main_slices(held))
+        what = "; ".join(f"`{s.name}` ({s.issue}): {s.summary}" for s in held if not s.followup_of)
         followups = [f"`{s.name}`" for s in held if s.followup_of]
         if followups:
             what += f"; follow-up PRs {', '.join(followups)}"
@@ -48,7 +49,9 @@ def _slice_index(root: Path, slices: list[Slice]) -> str:
     """docs/index.md: the slices with their pages."""
     rows = ["| slice | sub-RFC | what it changes |", "|---|---|---|"]
     rows += [
-        f"| `{s.name}` | {s.issue} | {s.summary} ({{doc}}`{s.name}`) |" for s in main_slices(slices)
+        f"| `{s.name}` | {s.issue} | {s.summary} ({{doc}}`{s.name}`) |"
+        for s in slices
+        if not s.followup_of
     ]
     return "\n".join(rows) + "\n"
 
@@ -73,7 +76,7 @@ def _followup_queue(root: Path, slices: list[Slice]) -> str:
 def _slice_toctree(root: Path, slices: list[Slice]) -> str:
     """docs/index.md: the slice pages, in stack order."""
     lines = ["```{toctree}", ":caption: Slices", ":maxdepth: 2", ""]
-    lines += [s.name for s in main_slices(slices)]
+    lines += [s.name for s in slices if not s.followup_of]
     pages = dict.fromkeys(followup_page(s.followup_of) for s in slices if s.followup_of)
     lines += ["```", "", "```{toctree}", ":caption: Follow-up PRs", ":maxdepth: 2", "", *pages]
     return "\n".join([*lines, "```"]) + "\n"
@@ -103,11 +106,13 @@ def render(text: str, root: Path, slices: list[Slice]) -> str:
     return REGION.sub(fill, text)
 
 
-def update(root: Path | None = None, check: bool = False) -> list[Path]:
+def update(
+    root: Path | None = None, check: bool = False, roster: Roster | None = None
+) -> list[Path]:
     """Rewrite (or with ``check``, only compare) the generated regions of
     :data:`PAGES`; returns the pages that were (or would be) changed."""
     root = project_root(root)
-    slices = stack_order(discover_slices().values())
+    slices = list(roster or installed())
     stale = []
     for name in PAGES:
         page = root / name

@@ -30,7 +30,8 @@ from pathlib import Path
 
 from ..overlay import Overlay
 from ..overlay.base import TorchBase, read_torch_base, torch_package_dir
-from ..overlay.slices import SERIES_FILE, Slice, SliceError, discover_slices, for_base, resolve
+from ..overlay.roster import Roster, installed
+from ..overlay.slices import SERIES_FILE, Slice, SliceError
 from . import pristine
 
 
@@ -107,9 +108,15 @@ def from_source(root: Path, s: Slice) -> Slice:
     return dataclasses.replace(s, patches_root=patches, bases=None)
 
 
-def source_slices(root: Path, name: str) -> list[Slice]:
+def source_roster(root: Path, roster: Roster | None = None) -> Roster:
+    """The slices of ``roster`` (default: the installed ones) with their
+    series read from the project tree."""
+    return (roster or installed()).mapped(lambda s: from_source(root, s))
+
+
+def source_slices(root: Path, name: str, roster: Roster | None = None) -> list[Slice]:
     """``name`` and its dependencies, in stack order, read from the project."""
-    return [from_source(root, s) for s in resolve([name], discover_slices())]
+    return [from_source(root, s) for s in (roster or installed()).closure([name])]
 
 
 def seed_pristine(repo: Path, torch_dir: Path, base: TorchBase) -> None:
@@ -168,6 +175,7 @@ def workspace(
     root: Path | None = None,
     base: TorchBase | None = None,
     port_from: TorchBase | None = None,
+    roster: Roster | None = None,
 ) -> Path:
     """Create the authoring repository for slice ``name`` at ``dest``.
 
@@ -181,6 +189,7 @@ def workspace(
         port_from: Port the series of this base (default: the primary one)
             even when ``base`` has a series, to redo a backport after the
             series it came from changed.
+        roster: The slices (default: the installed ones).
 
     Raises:
         PortConflictError: the port stopped on conflicts; the workspace is
@@ -191,7 +200,7 @@ def workspace(
         raise AuthoringError(f"{dest} exists; commit your work there and run refresh, or remove it")
     torch_dir = _torch_sources(base)
     base = read_torch_base(torch_dir)
-    *deps, target = source_slices(root, name)
+    *deps, target = source_slices(root, name, roster)
     unported = [d.name for d in deps if base not in d.bases]
     if unported:
         raise AuthoringError(
@@ -238,7 +247,11 @@ def _port(repo: Path, deps: Sequence[Slice], target: Slice, source: TorchBase) -
 
 
 def refresh(
-    name: str, repo: Path, root: Path | None = None, base: TorchBase | None = None
+    name: str,
+    repo: Path,
+    root: Path | None = None,
+    base: TorchBase | None = None,
+    roster: Roster | None = None,
 ) -> list[Path]:
     """Regenerate slice ``name``'s series for ``base`` (default: the installed
     torch) from the workspace at ``repo``."""
@@ -247,7 +260,7 @@ def refresh(
         raise AuthoringError(f"{repo} has uncommitted changes; commit them first")
     torch_dir = _torch_sources(base)
     base = read_torch_base(torch_dir)
-    *deps, target = source_slices(root, name)
+    *deps, target = source_slices(root, name, roster)
     target = dataclasses.replace(target, bases=tuple(dict.fromkeys((*target.bases, base))))
     out = target.series_dir(base)
     with tempfile.TemporaryDirectory() as tmp:
@@ -273,7 +286,9 @@ def _check_against_workspace(
             raise AuthoringError(f"regenerated series does not reproduce {path}")
 
 
-def check_series(root: Path | None = None, names: Sequence[str] | None = None) -> list[str]:
+def check_series(
+    root: Path | None = None, names: Sequence[str] | None = None, roster: Roster | None = None
+) -> list[str]:
     """Apply every series in the project to its base's pristine sources:
     each slice alone (with its dependencies) and all of a base's slices
     stacked. Returns one line per check.
@@ -281,20 +296,21 @@ def check_series(root: Path | None = None, names: Sequence[str] | None = None) -
     Args:
         root: The project folder (default: found from the working directory).
         names: The slices to check, with their dependencies (default: all
-            installed).
+            of ``roster``).
+        roster: The slices (default: the installed ones).
 
     Raises:
         SliceError: a series does not apply; it lists every check and then
             every failure.
     """
     root = project_root(root)
-    installed = discover_slices()
-    slices = [from_source(root, s) for s in resolve(names or list(installed), installed)]
+    slices = source_roster(root, (roster or installed()).narrowed(names or None))
     bases = dict.fromkeys(b for s in slices for b in s.bases)
     lines, failures = [], []
 
-    def check(label: str, stack: Sequence[Slice], torch_dir: Path) -> None:
+    def check(label: str, stack: Sequence[Slice], base: TorchBase, torch_dir: Path) -> None:
         try:
+            slices.check_order(stack, base)
             overlay = Overlay.build(stack, torch_dir)
         except SliceError as e:
             failures.append(f"{label}: {e}")
@@ -304,11 +320,11 @@ def check_series(root: Path | None = None, names: Sequence[str] | None = None) -
 
     for base in bases:
         torch_dir = pristine.sources_dir(base)
-        ported = for_base({s.name: s for s in slices}, base)
-        for name in ported:
-            check(f"{base}: {name}", resolve([name], ported), torch_dir)
-        stack = resolve(None, ported)
-        check(f"{base}: stacked {','.join(s.name for s in stack)}", stack, torch_dir)
+        ported = slices.on(base)
+        for name in ported.names():
+            check(f"{base}: {name}", ported.closure([name]), base, torch_dir)
+        stack = ported.closure(None)
+        check(f"{base}: stacked {','.join(s.name for s in stack)}", stack, base, torch_dir)
     if failures:
         raise SliceError("\n".join(lines) + "\n\n" + "\n".join(failures))
     return lines
@@ -369,7 +385,9 @@ def exporter_identity() -> tuple[str, str]:
     return found[0], found[1]
 
 
-def export(name: str, out_dir: Path, root: Path | None = None) -> Path:
+def export(
+    name: str, out_dir: Path, root: Path | None = None, roster: Roster | None = None
+) -> Path:
     """Write slice ``name`` as a ``git am``-able series authored by the
     exporting user, check it on a pristine base tree, and return the folder.
 
@@ -380,7 +398,7 @@ def export(name: str, out_dir: Path, root: Path | None = None) -> Path:
     author, email = exporter_identity()
     torch_dir = torch_package_dir()
     base = read_torch_base(torch_dir)
-    *deps, target = source_slices(root, name)
+    *deps, target = source_slices(root, name, roster)
     dest = out_dir / name
     with _scratch() as tmp:
         repo = tmp / "build"

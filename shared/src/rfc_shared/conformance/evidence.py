@@ -7,32 +7,12 @@ columns.
 
 from __future__ import annotations
 
-import functools
+from rfc_shared.overlay.roster import Roster, installed
 
 from .probes import load
 
 
 Matrix = dict[str, dict[str, dict[str, str]]]  # probe -> column -> {status, evidence}
-
-
-@functools.cache
-def _slices_of(column: str) -> frozenset[str]:
-    """The slices a matrix column applies: none for ``stock``, all for
-    ``stacked``, else the slice and those it requires."""
-    from rfc_shared.overlay.slices import discover_slices
-
-    found = discover_slices()
-    if column == "stock":
-        return frozenset()
-    if column == "stacked" or column not in found:
-        return frozenset(found)
-    wanted, todo = set(), [column]
-    while todo:
-        name = todo.pop()
-        if name not in wanted and name in found:
-            wanted.add(name)
-            todo += list(found[name].requires)
-    return frozenset(wanted)
 
 
 #: Exceptions torch raises around a failure inside its own compiler: where
@@ -52,6 +32,7 @@ def advice(
     status: str,
     evidence: str = "",
     columns: dict[str, dict[str, str]] | None = None,
+    roster: Roster | None = None,
 ) -> str:
     """What to do about a FAIL or ERROR of ``probe`` in ``column``, read from
     the probe's other ``columns`` where it has them: the smallest column that
@@ -71,15 +52,16 @@ def advice(
             "a Triton kernel failed in Triton's interpreter: see the backend guide's "
             "'What goes wrong' for the messages and their fixes."
         )
-    have = _slices_of(column)
+    slices_of = (roster or installed()).column
+    have = slices_of(column)
     passing = [c for c, o in (columns or {}).items() if o.get("status") == "pass"]
-    larger = sorted((c for c in passing if _slices_of(c) > have), key=lambda c: len(_slices_of(c)))
+    larger = sorted((c for c in passing if slices_of(c) > have), key=lambda c: len(slices_of(c)))
     if larger:
-        missing = ", ".join(sorted(_slices_of(larger[0]) - have))
+        missing = ", ".join(sorted(slices_of(larger[0]) - have))
         return f"passes in the {larger[0]} column: apply {missing} as well."
-    smaller = [c for c in passing if _slices_of(c) < have]
+    smaller = [c for c in passing if slices_of(c) < have]
     if smaller:
-        added = ", ".join(sorted(have - _slices_of(smaller[0])))
+        added = ", ".join(sorted(have - slices_of(smaller[0])))
         return (
             f"passes in the {smaller[0]} column, so applying {added} breaks it: a bug in the "
             "slice; report it with the --json output."

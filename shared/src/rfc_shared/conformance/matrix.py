@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from rfc_shared import selection
+from rfc_shared.overlay.roster import Roster, installed
 
 from .probes import load
 
@@ -22,17 +23,11 @@ SYMBOLS = {"pass": "pass", "fail": "FAIL", "error": "ERROR", "n/a": "n/a", None:
 Matrix = dict[str, dict[str, dict[str, str]]]  # probe -> column -> {status, evidence}
 
 
-def columns() -> list[str]:
-    """``stock``, every installed slice that has a series for the installed
-    torch, in stack order, ``stacked``. Follow-ups get no column: each is one
-    upstream PR beyond its slice's asks, in the ``stacked`` column."""
+def columns(roster: Roster | None = None) -> list[str]:
+    """The columns for the installed torch (:meth:`Roster.columns`)."""
     from rfc_shared.overlay.base import installed_torch_base
-    from rfc_shared.overlay.slices import discover_slices, main_slices, stack_order
 
-    base = installed_torch_base()
-    slices = stack_order(main_slices(discover_slices().values()))
-    served = (s.name for s in slices if base in s.bases)
-    return ["stock", *served, "stacked"]
+    return (roster or installed()).columns(installed_torch_base())
 
 
 def failing_alone(table: Matrix) -> list[str]:
@@ -48,17 +43,13 @@ def failing_alone(table: Matrix) -> list[str]:
     return found
 
 
-def _selection(column: str) -> str:
-    return {"stock": selection.NONE, "stacked": selection.ALL}.get(column, column)
-
-
 def _column_env(column: str, kernel_cache: str | None, fresh: str) -> dict[str, str]:
     """The column's overlay, and Inductor's cache: an FX graph or AOTAutograd
     artifact another column compiled must not answer for this one (their keys
     hash torch's files on disk, which the overlay leaves as they are), so those
     caches are off; compiled kernels are keyed by their own source, which no
     column can change, so ``kernel_cache`` shares them across columns."""
-    env = {**os.environ, selection.ENV: _selection(column)}
+    env = {**os.environ, selection.ENV: Roster.column_selection(column)}
     env["TORCHINDUCTOR_CACHE_DIR"] = kernel_cache or fresh
     if kernel_cache:
         env["TORCHINDUCTOR_FX_GRAPH_CACHE"] = "0"
@@ -80,7 +71,7 @@ def probe_column(
         command += ["--probes", ",".join(probes)]
     with tempfile.TemporaryDirectory(prefix="rfc-conformance-") as fresh:
         full_env = {**_column_env(column, kernel_cache, fresh), **(env or {})}
-        full_env[selection.ENV] = _selection(column)
+        full_env[selection.ENV] = Roster.column_selection(column)
         done = subprocess.run(command, capture_output=True, text=True, env=full_env)
     if done.returncode not in (0, 1) or not done.stdout.strip():
         tail = (done.stderr.strip().splitlines() or ["no output"])[-1]

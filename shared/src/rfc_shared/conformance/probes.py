@@ -7,7 +7,8 @@ own. Probes named ``<slice>.<site>`` check what that slice promises.
 
 Each slice ships its probes in its own package, as the module
 ``<package>.probes``; :func:`load` imports those of every installed slice,
-in stack order, so the probe knows no slice by name.
+in stack order, so the probe knows no slice by name, and refuses a probe
+whose ``<slice>`` is not one its package declares.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -61,11 +63,21 @@ def probe(
 
 @functools.cache
 def load() -> dict[str, Probe]:
-    """Every installed slice's probes, in stack order."""
-    from rfc_shared.overlay.slices import discover_slices, stack_order
+    """Every installed slice's probes, in stack order.
 
-    for s in stack_order(discover_slices().values()):
-        module = f"{s.package}.probes"
-        if importlib.util.find_spec(module) is not None:
-            importlib.import_module(module)
+    Raises:
+        DeclarationError: a probe named after a slice its package does not
+            declare.
+    """
+    from rfc_shared.overlay.roster import installed
+
+    roster = installed()
+    for package in dict.fromkeys(s.package for s in roster):
+        module = f"{package}.probes"
+        if module in sys.modules or importlib.util.find_spec(module) is None:
+            continue
+        before = set(PROBES)
+        importlib.import_module(module)
+        for name in PROBES.keys() - before:
+            roster.check_probe(name, package)
     return PROBES

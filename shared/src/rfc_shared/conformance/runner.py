@@ -43,25 +43,14 @@ def run_probe(name: str) -> Outcome:
 
 
 def column_name() -> str:
-    """The matrix column this process stands for: ``stock``, the one slice
-    whose dependencies make up the active set, or ``stacked``."""
+    """The matrix column this process stands for (:meth:`Roster.column_of`
+    of what the overlay applies)."""
     from rfc_shared import overlay
+    from rfc_shared.overlay.roster import Roster
 
     active = overlay.active()
-    if active is None:
-        return "stock"
-    by_name = {s.name: s for s in active.slices}
-
-    def closure(name: str) -> set[str]:
-        found = {name}
-        for dep in by_name[name].requires:
-            found |= closure(dep)
-        return found
-
-    for s in reversed(active.slices):
-        if closure(s.name) == set(by_name):
-            return s.name
-    return "stacked"
+    applied = active.slices if active is not None else ()
+    return Roster(applied).column_of(applied)
 
 
 def run_all(selected: list[str] | None = None) -> dict[str, Outcome]:

@@ -2,8 +2,10 @@
 
 - :mod:`.base`: the torch releases a series is written against, read without
   importing torch.
-- :mod:`.slices`: slice declarations, their discovery through entry points,
-  resolution and stack order.
+- :mod:`.slices`: what one slice declares.
+- :mod:`.roster`: the installed slices as one object (built once per
+  process from the entry points): stack order, selections, matrix columns,
+  probe ownership, declared process state.
 - :mod:`.patchfile`, :mod:`.applier`: ``git format-patch`` files and the
   fuzz-free hunk applier.
 - :mod:`.activation`: the built :class:`Overlay` and the process-wide

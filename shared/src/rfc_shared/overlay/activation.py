@@ -30,7 +30,8 @@ from .applier import HunkMismatchError, apply_hunks
 from .base import TorchBase, installed_torch_base, read_torch_base, torch_package_dir
 from .finder import OverlayFinder, forget_sources
 from .patchfile import PatchFormatError
-from .slices import Slice, SliceError, discover_slices, select
+from .roster import Roster, installed, loading
+from .slices import Slice, SliceError
 
 
 class OverlayError(SliceError):
@@ -196,9 +197,15 @@ class Activation:
     on it. :meth:`activate` serves an overlay to later imports and
     :meth:`deactivate` stops serving it (modules already imported stay as
     they are); :meth:`activated` is both, as a context manager.
+
+    Args:
+        roster: The slices to choose from (default: the installed ones,
+            :func:`rfc_shared.overlay.roster.installed`, read when first
+            needed).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, roster: Roster | None = None) -> None:
+        self._roster = roster
         self.overlay: Overlay | None = None
         self.finder: OverlayFinder | None = None
         self.cache_dirs: dict[str, str] = {}
@@ -234,7 +241,6 @@ class Activation:
         self,
         names: Sequence[str] | None = None,
         *,
-        installed: Mapping[str, Slice] | None = None,
         replacing: object | None = None,
     ) -> Overlay:
         """Build the overlay for ``names`` and serve it to later imports.
@@ -244,8 +250,6 @@ class Activation:
                 selects every installed slice that has a series for the
                 installed torch (:meth:`report` names the others); a name
                 given explicitly must have one.
-            installed: The slices to choose from; defaults to the installed
-                ones.
             replacing: A ``sys.meta_path`` entry the overlay's finder takes
                 the place of (the startup hook's).
 
@@ -258,26 +262,30 @@ class Activation:
                 installed torch, or (selecting all) no installed slice has.
         """
         if self._activating:
+            culprit = loading()
             raise OverlayError(
-                "torch was imported while the overlay was being activated: a slice's package "
-                "(or what it imports) imports torch, which the overlay must patch first; "
+                "torch was imported while the overlay was being activated: "
+                + (f"slice {culprit[0]!r} ({culprit[1]})" if culprit else "a slice's package")
+                + " (or what it imports) imports torch, which the overlay must patch first; "
                 "import torch inside the slice's functions instead"
             )
         self._activating = True
         try:
-            return self._activate(names, installed, replacing)
+            return self._activate(names, replacing)
         finally:
             self._activating = False
 
-    def _activate(
-        self,
-        names: Sequence[str] | None,
-        installed: Mapping[str, Slice] | None,
-        replacing: object | None,
-    ) -> Overlay:
-        installed = discover_slices() if installed is None else dict(installed)
-        slices = select(names, installed, installed_torch_base())
-        left_out = [n for n in installed if names is None and n not in {s.name for s in slices}]
+    @property
+    def roster(self) -> Roster:
+        """The slices this activation chooses from."""
+        return self._roster if self._roster is not None else installed()
+
+    def _activate(self, names: Sequence[str] | None, replacing: object | None) -> Overlay:
+        roster = self.roster
+        slices = roster.select(names, installed_torch_base())
+        left_out = [
+            n for n in roster.names() if names is None and n not in {s.name for s in slices}
+        ]
         if self.overlay is not None:
             if [s.name for s in self.overlay.slices] == [s.name for s in slices]:
                 return self.overlay
@@ -327,7 +335,9 @@ class Activation:
                 if os.environ.get(key) == value:  # unless changed since
                     os.environ.pop(key)
             self.still_imported = sorted(m for m in self.overlay.modules if m in sys.modules)
-            forget_sources(keep={self.finder.filename(m) for m in self.still_imported})
+            forget_sources(
+                {self.finder.filename(m) for m in self.overlay.modules if m not in sys.modules}
+            )
         self.overlay = self.finder = None
         self.cache_dirs.clear()
         self.left_out.clear()
@@ -335,11 +345,9 @@ class Activation:
         self.failure = None
 
     @contextlib.contextmanager
-    def activated(
-        self, names: Sequence[str] | None = None, *, installed: Mapping[str, Slice] | None = None
-    ) -> Iterator[Overlay]:
+    def activated(self, names: Sequence[str] | None = None) -> Iterator[Overlay]:
         """:meth:`activate`, then :meth:`deactivate` on the way out."""
-        overlay = self.activate(names, installed=installed)
+        overlay = self.activate(names)
         try:
             yield overlay
         finally:
@@ -381,11 +389,9 @@ def report() -> dict[str, Any]:
     return ACTIVATION.report()
 
 
-def activate(
-    names: Sequence[str] | None = None, *, installed: Mapping[str, Slice] | None = None
-) -> Overlay:
+def activate(names: Sequence[str] | None = None) -> Overlay:
     """Build the overlay for ``names`` and serve it (:meth:`Activation.activate`)."""
-    return ACTIVATION.activate(names, installed=installed)
+    return ACTIVATION.activate(names)
 
 
 def deactivate() -> None:

@@ -90,12 +90,12 @@ def _clearcache_keeping_overlay() -> None:
     linecache.cache.update(_sources)
 
 
-def forget_sources(keep: Collection[str] = ()) -> None:
-    """Drop the patched sources linecache holds, but those of the files in
-    ``keep`` (modules still imported, whose tracebacks must show the code
-    that runs); with none kept, ``linecache.clearcache`` is the stdlib's
-    again."""
-    for filename in [f for f in _sources if f not in keep]:
+def forget_sources(filenames: Collection[str]) -> None:
+    """Drop the patched sources of ``filenames`` that linecache holds (a
+    deactivated overlay's, but for its modules still imported, whose
+    tracebacks must show the code that runs); with none left,
+    ``linecache.clearcache`` is the stdlib's again."""
+    for filename in [f for f in _sources if f in filenames]:
         del _sources[filename]
         linecache.cache.pop(filename, None)
     if not _sources and linecache.clearcache is _clearcache_keeping_overlay:

@@ -1,4 +1,4 @@
-"""Slice declarations, their discovery through entry points, and selection.
+"""Slice declarations: what one slice is and where its series lie.
 
 A slice is a package that declares itself in the entry-point group
 ``torch_rfc.slices``::
@@ -10,17 +10,17 @@ where ``SLICE`` is a :class:`Slice`. Its patch series lives in the package,
 one folder per torch base (``patches/torch-<version>/``): ``git format-patch``
 files, applied in the order the folder's ``series`` file lists them. The
 folders are the slice's bases: nothing else lists them.
+:class:`~rfc_shared.overlay.roster.Roster` holds the installed slices and
+says what a selection of them means.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import importlib.metadata
 import importlib.resources
-from collections.abc import Iterable, Mapping, Sequence
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import base as base_module
 from .base import TorchBase, UnknownBaseError, known_base
@@ -41,6 +41,26 @@ class SliceError(RuntimeError):
 
 class BaseMismatchError(SliceError):
     """The installed torch is not a base the slice has a series for."""
+
+
+@dataclass(frozen=True)
+class ProcessState:
+    """Process-global state a slice's patches add to a torch module, which a
+    test that registers a device must leave as it found it (the conformance
+    kit's registry snapshot saves and restores it).
+
+    Args:
+        module: The torch module that holds it.
+        values: Each attribute the snapshot saves and restores, with the
+            value it has right after import.
+        rebuild: A function of ``module`` that rebuilds what is derived from
+            the registry, called after a restore (which bypasses the code
+            that would otherwise call it).
+    """
+
+    module: str
+    values: tuple[tuple[str, Any], ...] = ()
+    rebuild: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,6 +93,8 @@ class Slice:
             ``beyond #189137`` for what goes past an RFC's asks).
         summary: What it changes, in a line of Markdown: the README's and the
             docs index's tables show it (``python -m rfc_shared tables``).
+        process_state: What its patches keep process-wide that a registry
+            snapshot must save, restore or rebuild.
     """
 
     name: str
@@ -87,6 +109,7 @@ class Slice:
     issue: str = ""
     summary: str = ""
     followup_of: str = ""
+    process_state: tuple[ProcessState, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         if self.followup_of:
@@ -168,113 +191,13 @@ class Slice:
 
         return [read_patch(p) for p in self.series_files(base)]
 
-
-def discover_slices() -> dict[str, Slice]:
-    """Every installed slice, by name."""
-    found: dict[str, Slice] = {}
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        declared = ep.load()
-        if not isinstance(declared, Slice):
-            raise SliceError(
-                f"entry point {ep.name} = {ep.value} is a "
-                f"{type(declared).__name__}, not a rfc_shared.overlay.slices.Slice"
-            )
-        if declared.name != ep.name:
-            raise SliceError(f"entry point {ep.name!r} declares a slice named {declared.name!r}")
-        if ep.name in found:
-            raise SliceError(f"two installed packages declare slice {ep.name!r}")
-        if ep.dist is not None:
-            declared = dataclasses.replace(declared, version=ep.dist.version)
-        found[ep.name] = declared
-    return found
+    def touched_files(self, base: TorchBase) -> frozenset[str]:
+        """The paths the series for ``base`` patches, read from the patches'
+        ``diff --git`` lines (cheaper than parsing their hunks)."""
+        found: set[str] = set()
+        for path in self.series_files(base):
+            found.update(_DIFF_PATH.findall(path.read_text(encoding="utf-8")))
+        return frozenset(found)
 
 
-def main_slices(slices: Iterable[Slice]) -> list[Slice]:
-    """The slices that are not follow-ups: the conformance matrix's columns,
-    the docs' slice pages, one nox session each."""
-    return [s for s in slices if not s.followup_of]
-
-
-def stack_order(slices: Iterable[Slice]) -> list[Slice]:
-    """Required and ``stack_after`` slices first; ties broken by name."""
-    pending = sorted(slices, key=lambda s: s.name)
-    names = {s.name for s in pending}
-    placed: list[Slice] = []
-    done: set[str] = set()
-    while pending:
-        for s in pending:
-            if all(d in done or d not in names for d in (*s.requires, *s.stack_after)):
-                break
-        else:
-            cycle = ", ".join(s.name for s in pending)
-            raise SliceError(f"slices require each other in a cycle: {cycle}")
-        pending.remove(s)
-        placed.append(s)
-        done.add(s.name)
-    return placed
-
-
-def for_base(installed: Mapping[str, Slice], base: TorchBase) -> dict[str, Slice]:
-    """The installed slices that can apply to ``base``: each has a series for
-    it, and so does every slice it requires."""
-    usable = {n: s for n, s in installed.items() if base in s.bases}
-    changed = True
-    while changed:
-        changed = False
-        for name, s in list(usable.items()):
-            if any(r not in usable for r in s.requires):
-                del usable[name]
-                changed = True
-    return usable
-
-
-def select(
-    names: Sequence[str] | None, installed: Mapping[str, Slice], base: TorchBase
-) -> list[Slice]:
-    """What a selection serves on ``base``, in stack order.
-
-    ``names`` as :func:`rfc_shared.selection.parse` returns them: None is every
-    installed slice that has a series for ``base`` (:func:`for_base`), ``[]``
-    is none; named slices bring the slices they require.
-
-    Raises:
-        SliceError: an unknown slice or a missing dependency.
-        BaseMismatchError: selecting all, slices are installed but none has a
-            series for ``base``.
-    """
-    if names == []:
-        return []
-    if names is None:
-        usable = for_base(installed, base)
-        if installed and not usable:
-            next(iter(installed.values())).series_dir(base)  # raises, naming both
-        installed = usable
-    return resolve(names, installed)
-
-
-def resolve(selection: Sequence[str] | None, installed: Mapping[str, Slice]) -> list[Slice]:
-    """The selected slices plus everything they require, in stack order.
-
-    Args:
-        selection: Slice names, as :func:`rfc_shared.selection.parse` returns
-            them; None selects every installed slice.
-        installed: The slices to choose from, by name.
-
-    Raises:
-        SliceError: a name that is not installed, or a missing dependency.
-    """
-    chosen: dict[str, Slice] = {}
-    pending = list(installed if selection is None else selection)
-    while pending:
-        name = pending.pop()
-        if name in chosen:
-            continue
-        if name not in installed:
-            known = ", ".join(s.name for s in stack_order(installed.values())) or "none"
-            raise SliceError(f"slice {name!r} is not installed (installed: {known})")
-        chosen[name] = installed[name]
-        for dep in installed[name].requires:
-            if dep not in installed:
-                raise SliceError(f"slice {name!r} requires slice {dep!r}, which is not installed")
-            pending.append(dep)
-    return stack_order(chosen.values())
+_DIFF_PATH = re.compile(r"^diff --git a/\S+ b/(\S+)$", re.MULTILINE)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import json
+import linecache
 import os
 import signal
 import subprocess
@@ -12,10 +13,15 @@ import sys
 import tempfile
 import textwrap
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rfc_shared import selection
 from rfc_shared.overlay.base import TorchBase, installed_torch_base, torch_package_dir
 from rfc_shared.overlay.slices import SERIES_FILE, Slice
+
+
+if TYPE_CHECKING:
+    from rfc_shared.overlay import Activation
 
 
 def format_patch(path: str, old: str | None, new: str, subject: str = "Test change") -> str:
@@ -74,6 +80,24 @@ def write_distribution(site: Path, name: str, entry_points: str, modules: dict[s
 
 def pristine(path: str) -> str:
     return (torch_package_dir().parent / path).read_text(encoding="utf-8")
+
+
+def overlay_footprint(activation: Activation) -> dict[str, object]:
+    """What the overlay leaves in this process: its finders on
+    ``sys.meta_path``, the variables subprocesses inherit, the patched text
+    linecache holds and its ``clearcache``, and ``activation``'s state; a
+    fresh interpreter's is the one to compare with."""
+    from rfc_shared.overlay import finder
+
+    return {
+        "finders": sum(isinstance(f, finder.OverlayFinder) for f in sys.meta_path),
+        "selection": os.environ.get(selection.ENV),
+        "inductor_cache_dir": os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
+        "patched_text": sorted(finder._sources),
+        "clearcache_is_stdlib": linecache.clearcache is finder._stdlib_clearcache,
+        "report": activation.report(),
+        "startup_outcome": [activation.settled, repr(activation.failure)],
+    }
 
 
 def run_python(
