@@ -188,14 +188,34 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 // meta function's 0-dim result, which the kernel resizes to the inputs'
 // shape and back, warning that a non-empty output was resized. The peer's
 // own functional kernel runs without that detour.
-//
-// native_group_norm: its CompositeExplicitAutograd kernel (math_group_norm)
-// would otherwise take acc's calls, and before torch 2.15 it views a
-// channels_last input as (N, groups, -1), which fails ("view size is not
-// compatible"); the peer's kernel takes any layout.
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  for (const char* name : {"mse_loss", "smooth_l1_loss", "huber_loss", "native_group_norm"}) {
+  for (const char* name : {"mse_loss", "smooth_l1_loss", "huber_loss"}) {
     m.impl(name, torch::CppFunction::makeFromBoxedFunction<&acc_fallback>());
+  }
+}
+
+// Group norm runs the peer's kernels too: otherwise native_group_norm's
+// CompositeExplicitAutograd kernel takes acc's calls, and before torch 2.15 it
+// views a channels_last input as (N, groups, -1), which fails. ATen hands a
+// PrivateUse1 device its input in the layout it came in, and CUDA's kernels
+// take only contiguous (NCHW) tensors, as CUDA's own group_norm makes them;
+// the CPU's take either layout.
+void group_norm_on_peer(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  if constexpr (kPeerKey == c10::DispatchKey::CUDA) {
+    const size_t arguments = op.schema().arguments().size();
+    for (size_t i = stack->size() - arguments; i < stack->size(); ++i) {
+      auto& value = (*stack)[i];
+      if (value.isTensor() && value.toTensor().defined()) {
+        value = value.toTensor().contiguous();
+      }
+    }
+  }
+  acc_fallback(op, stack);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  for (const char* name : {"native_group_norm", "native_group_norm_backward"}) {
+    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&group_norm_on_peer>());
   }
 }
 
