@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import threading
 from pathlib import Path
 
@@ -116,7 +118,7 @@ def test_the_matrix_probes_columns_at_once_and_keeps_their_order(monkeypatch) ->
     first_may_finish = threading.Event()
 
     def probe_column(
-        column: str, probes: object, kernel_cache: str | None = None
+        column: str, probes: object, kernel_cache: str | None = None, backend: str | None = None
     ) -> dict[str, dict[str, str]]:
         started.append(column)
         if column == "stock":  # finishes last, once the second column has started
@@ -268,7 +270,9 @@ def test_the_columns_share_compiled_kernels_and_nothing_keyed_by_torchs_files(
 
     caches: dict[str, str | None] = {}
 
-    def probe_column(column: str, probes: object, kernel_cache: str | None = None) -> dict:
+    def probe_column(
+        column: str, probes: object, kernel_cache: str | None = None, backend: str | None = None
+    ) -> dict:
         caches[column] = kernel_cache
         return {"rfc1.is_gpu": {"status": "pass", "evidence": column}}
 
@@ -279,6 +283,36 @@ def test_the_columns_share_compiled_kernels_and_nothing_keyed_by_torchs_files(
     assert env["TORCHINDUCTOR_CACHE_DIR"] == "/shared-kernels"
     assert env["TORCHINDUCTOR_FX_GRAPH_CACHE"] == "0"
     assert env["TORCHINDUCTOR_AUTOGRAD_CACHE"] == "0"
+
+
+def test_the_backend_reaches_each_column_as_an_argument(monkeypatch) -> None:
+    from rfc_shared.conformance import backend, matrix
+    from rfc_shared.conformance.__main__ import main
+
+    monkeypatch.delenv(backend.ENV_BACKEND, raising=False)
+    try:
+        assert main(["--backend", "torch_sealed", "--list"]) == 0
+        assert backend.backend_package() == "torch_sealed"
+    finally:
+        backend.choose_backend(None)
+    assert backend.ENV_BACKEND not in os.environ  # chosen for this process only
+
+    seen: dict[str, object] = {}
+
+    def run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        seen["command"], seen["env"] = command, kwargs["env"]
+        report = {
+            "probes": {"rfc1.is_gpu": {"rfc1": "pass"}},
+            "evidence": {"rfc1.is_gpu": {"rfc1": "ok"}},
+        }
+        return subprocess.CompletedProcess(command, 0, json.dumps(report), "")
+
+    monkeypatch.setattr(matrix.subprocess, "run", run)
+    outcome = matrix.probe_column("rfc1", ["rfc1.is_gpu"], backend="torch_sealed")
+    assert outcome == {"rfc1.is_gpu": {"status": "pass", "evidence": "ok"}}
+    command = seen["command"]
+    assert command[command.index("--backend") + 1] == "torch_sealed"
+    assert backend.ENV_BACKEND not in seen["env"]
 
 
 def test_the_probe_imports_nothing_made_for_tests() -> None:

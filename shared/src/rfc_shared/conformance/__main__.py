@@ -4,22 +4,20 @@ Without ``--matrix`` the probes run against the overlay this interpreter
 serves (``TORCH_RFC_SLICES``). With ``--matrix`` the probe runs itself once
 per column: stock torch, each installed slice alone, all slices stacked.
 The backend under test is the package ``--backend`` names (default:
-``TORCH_RFC_BACKEND``, else the backend the process already has).
+``TORCH_RFC_BACKEND``, else the backend the process already has); the matrix
+passes it to each column's interpreter as ``--backend``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
-from rfc_shared.conformance.backend import ENV_BACKEND, backend_package
-
 from . import evidence
 from . import matrix as matrices
-from .backend import UnusableBackend, resolve
+from .backend import UnusableBackend, backend_package, choose_backend, resolve
 from .probes import load
 
 
@@ -53,8 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--columns selects matrix columns: use it with --matrix")
     if args.require_alone and not args.matrix:
         parser.error("--require-alone reads each slice's own column: use it with --matrix")
-    if args.backend:
-        os.environ[ENV_BACKEND] = args.backend  # the matrix's columns inherit it
+    choose_backend(args.backend)
+    package = backend_package()
     base = _installed_base()
     if args.base and args.base != base:
         parser.error(f"--base {args.base}: the installed torch is {base}")
@@ -63,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{probe.name:<32} {probe.summary}")
         return 0
     try:  # at once, not in every column: a backend that cannot be probed
-        resolve(backend_package())
+        resolve(package)
     except UnusableBackend as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -71,7 +69,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.matrix:
         columns = args.columns.split(",") if args.columns else None
         table = matrices.build(
-            columns, probes, progress=lambda line: print(line, file=sys.stderr, flush=True)
+            columns,
+            probes,
+            progress=lambda line: print(line, file=sys.stderr, flush=True),
+            backend=package,
         )
     else:
         from .runner import column_name, run_all
@@ -82,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             name: {column: {"status": o.status, "evidence": o.evidence}}
             for name, o in outcomes.items()
         }
-    backend = os.environ.get(ENV_BACKEND) or "the process's PrivateUse1 backend"
+    backend = package or "the process's PrivateUse1 backend"
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         title = f"Backend `{backend}` on torch {base}:"

@@ -47,9 +47,21 @@ class UnusableBackend(RuntimeError):
     to do."""
 
 
+# The package the probe's --backend names, for this process only: the matrix
+# passes it on to each column's interpreter as an argument.
+_chosen: list[str] = []
+
+
+def choose_backend(package: str | None) -> None:
+    """Make ``package`` the backend under test in this process (None: what
+    :func:`backend_package` finds without a choice)."""
+    _chosen[:] = [package] if package else []
+
+
 def backend_package() -> str | None:
-    """The package named by ``TORCH_RFC_BACKEND``, if any."""
-    return os.environ.get(ENV_BACKEND, "").strip() or None
+    """The package chosen with :func:`choose_backend`, else the one
+    ``TORCH_RFC_BACKEND`` names, if any."""
+    return _chosen[0] if _chosen else os.environ.get(ENV_BACKEND, "").strip() or None
 
 
 def _explain_an_impossible_name(package: str, cause: BaseException | None = None) -> None:

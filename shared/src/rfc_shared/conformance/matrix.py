@@ -63,10 +63,14 @@ def probe_column(
     probes: Sequence[str] | None = None,
     env: dict[str, str] | None = None,
     kernel_cache: str | None = None,
+    backend: str | None = None,
 ) -> dict[str, dict[str, str]]:
-    """Run the probes in a fresh interpreter with ``column``'s overlay (see
-    :func:`_column_env` for what it shares with other columns)."""
+    """Run the probes of ``backend`` (a package; None: the child's default)
+    in a fresh interpreter with ``column``'s overlay (see :func:`_column_env`
+    for what it shares with other columns)."""
     command = [sys.executable, "-m", "rfc_shared.conformance", "--format", "json", "--evidence"]
+    if backend:
+        command += ["--backend", backend]
     if probes:
         command += ["--probes", ",".join(probes)]
     with tempfile.TemporaryDirectory(prefix="rfc-conformance-") as fresh:
@@ -107,8 +111,10 @@ def build(
     probes: Sequence[str] | None = None,
     progress: Callable[[str], None] = lambda line: None,
     workers: int | None = None,
+    backend: str | None = None,
 ) -> Matrix:
-    """One column per configuration in ``wanted`` (default: :func:`columns`).
+    """One column per configuration in ``wanted`` (default: :func:`columns`),
+    each probing ``backend`` (a package; None: each column's default).
 
     Columns are independent interpreters, so ``workers`` of them (default: one
     per CPU) run at once, sharing compiled kernels; the table keeps
@@ -122,7 +128,8 @@ def build(
 
     def timed(column: str, kernel_cache: str) -> tuple[dict[str, dict[str, str]], float]:
         began = time.monotonic()
-        return probe_column(column, probes, kernel_cache=kernel_cache), time.monotonic() - began
+        outcome = probe_column(column, probes, kernel_cache=kernel_cache, backend=backend)
+        return outcome, time.monotonic() - began
 
     with (
         tempfile.TemporaryDirectory(prefix="rfc-conformance-kernels-") as kernel_cache,
