@@ -290,6 +290,26 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("mse_loss", torch::CppFunction::makeFromBoxedFunction<&fallback>());
 }
 
+// Convolutions: ATen sends a PrivateUse1 device's convolution to
+// convolution_overrideable, which has no CPU kernel for the fallback to run.
+// Taken here instead, the CPU's convolution and its backward run on aliases;
+// each result is made contiguous, the layout fake tensors promise for a
+// PrivateUse1 device's convolution (the CPU's keeps channels-last).
+void contiguous_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  fallback(op, stack);
+  const size_t n = op.schema().returns().size();
+  for (size_t i = stack->size() - n; i < stack->size(); ++i) {
+    auto& value = (*stack)[i];
+    if (value.isTensor() && value.toTensor().defined()) value = value.toTensor().contiguous();
+  }
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("convolution", torch::CppFunction::makeFromBoxedFunction<&contiguous_fallback>());
+  m.impl(
+      "convolution_backward", torch::CppFunction::makeFromBoxedFunction<&contiguous_fallback>());
+}
+
 }  // namespace
 
 // --- Autocast: torch.autocast("mhost") enables the AutocastPrivateUse1 key. ---
