@@ -188,6 +188,33 @@ def sealed(session: nox.Session) -> None:
     _sealed(session, PRIMARY)
 
 
+@nox.session(name="minimal-matrix")
+def minimal_matrix(session: nox.Session) -> None:
+    """Not run by default (minutes): the conformance page's table of what stock torch and each
+    slice give a host-class and a GPU-class backend, from the matrices of the backend guide's
+    two minimal backends (docs/examples)."""
+    py = prepare_environment(session, PRIMARY)
+    site = ROOT / "docs" / "_build" / "examples"
+    session.run(py, str(ROOT / "docs" / "examples" / "install.py"), str(site), external=True)
+    out = GENERATED / "conformance"
+    records = []
+    for package in ("minimal_host", "minimal_gpu"):
+        record = out / f"{package}-torch-{PRIMARY.version}.json"
+        session.run(
+            py,
+            *("-m", "rfc_shared.conformance", "--backend", package, "--base", PRIMARY.version),
+            *("--matrix", "--json", str(record)),
+            external=True,
+            env={**COMPILE_ENV, "PYTHONPATH": str(site)},
+        )
+        records.append(str(record))
+    table = out / f"by-class-torch-{PRIMARY.version}.md"
+    session.run(
+        py, str(ROOT / "tools" / "conformance_by_class.py"), *records, str(table), external=True
+    )
+    session.log(f"Markdown: {table.relative_to(ROOT)}")
+
+
 def _backport_session(base: Base) -> None:
     """Session ``backport-<version>`` for a backport base."""
 
