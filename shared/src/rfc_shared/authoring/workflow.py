@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..overlay import Overlay
+from ..overlay import base as base_module
 from ..overlay.base import TorchBase, read_torch_base, torch_package_dir
 from ..overlay.roster import Roster, installed
 from ..overlay.slices import SERIES_FILE, Slice, SliceError
@@ -300,13 +301,24 @@ def check_series(
         roster: The slices (default: the installed ones).
 
     Raises:
-        SliceError: a series does not apply; it lists every check and then
-            every failure.
+        SliceError: a series does not apply, or a slice has none for the
+            primary base (a new release is declared a backport until every
+            slice is ported to it); it lists every check and then every
+            failure.
     """
     root = project_root(root)
     slices = source_roster(root, (roster or installed()).narrowed(names or None))
     bases = dict.fromkeys(b for s in slices for b in s.bases)
     lines, failures = [], []
+    primary = base_module.KNOWN_BASES[0]
+    for s in slices:
+        if primary not in s.bases:
+            lines.append(f"{primary}: {s.name} has no series")
+            failures.append(
+                f"{primary}: slice {s.name!r} has no series for the primary base: port it "
+                f"(workspace --base {primary.version}, then refresh --base {primary.version}) "
+                "before the base is promoted"
+            )
 
     def check(label: str, stack: Sequence[Slice], base: TorchBase, torch_dir: Path) -> None:
         try:
