@@ -1,55 +1,108 @@
-"""The "Adding a slice" checklist of docs/architecture.md, followed for a
-throwaway slice: installing its distribution is all the engine, the probe and
-the matrix need; nothing else lists slices."""
+"""The "Adding a slice" checklist of docs/architecture.md, followed from an
+empty folder with the commands it names: the folder, its declaration, the
+series authored through ``workspace`` and ``refresh``, its probes; installing
+its distribution is then all the engine, the probe and the matrix need."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
+from rfc_shared import authoring
 from rfc_shared.overlay.base import installed_torch_base
-from rfc_shared.testing.helpers import format_patch, last_json, pristine, run_python
+from rfc_shared.testing.helpers import install_project_folder, last_json, run_python
 
 
+REPO = Path(__file__).resolve().parents[2]
 TARGET = "torch/_dynamo/mutation_guard.py"
 
+PYPROJECT = """
+    [project]
+    name = "torch-rfc-demo"
+    version = "0.1.0"
+    dependencies = ["torch-rfc-shared>=0.1,<0.2", "torch-rfc-registry-core>=0.1,<0.2"]
 
-def _install_demo_slice(site: Path) -> None:
-    """What ``pip install rfc_demo/`` would put in site-packages."""
-    base = installed_torch_base()
-    package = site / "rfc_demo"
-    series = package / "patches" / base.series_dir_name
-    series.mkdir(parents=True)
-    old = pristine(TARGET)
-    (series / "0001-dynamo-Mark-the-demo.patch").write_text(
-        format_patch(TARGET, old, old + "\nDEMO_SLICE_APPLIED = True\n", "[dynamo] Mark the demo")
+    [project.entry-points."torch_rfc.slices"]
+    demo = "rfc_demo:SLICE"
+"""
+DECLARATION = """
+    from rfc_shared.overlay.slices import Slice
+
+    SLICE = Slice(
+        name="demo",
+        package=__name__,
+        requires=("registry_core",),
+        title="A throwaway slice",
     )
-    (series / "series").write_text("0001-dynamo-Mark-the-demo.patch\n")
-    (package / "__init__.py").write_text(
-        "from rfc_shared.overlay.slices import Slice\n\n"
-        "SLICE = Slice(\n"
-        "    name='demo',\n"
-        "    package=__name__,\n"
-        "    requires=('registry_core',),\n"
-        "    title='A throwaway slice',\n"
-        ")\n"
-    )
-    (package / "probes.py").write_text(
-        "from rfc_shared.conformance.harness import check\n"
-        "from rfc_shared.conformance.probes import probe\n\n\n"
-        "@probe('demo.marked', 'the demo patch is served')\n"
-        "def _marked() -> str:\n"
-        "    import torch._dynamo.mutation_guard as m\n\n"
-        "    check(getattr(m, 'DEMO_SLICE_APPLIED', False), 'not served')\n"
-        "    return 'served'\n"
-    )
-    info = site / "torch_rfc_demo-0.1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch-rfc-demo\nVersion: 0.1.0\n")
-    (info / "entry_points.txt").write_text("[torch_rfc.slices]\ndemo = rfc_demo:SLICE\n")
+"""
+PROBES = """
+    from rfc_shared.conformance.harness import check
+    from rfc_shared.conformance.probes import probe
 
 
-def test_an_installed_slice_joins_the_overlay_the_probe_and_the_matrix(tmp_path: Path) -> None:
-    _install_demo_slice(tmp_path)
+    @probe("demo.marked", "the demo patch is served")
+    def _marked() -> str:
+        import torch._dynamo.mutation_guard as m
+
+        check(getattr(m, "DEMO_SLICE_APPLIED", False), "not served")
+        return "served"
+"""
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+
+
+def _command(project: Path, site: Path, *args: str) -> str:
+    """``python -m rfc_shared ARGS`` in the project, as its nox session runs it."""
+    path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-m", "rfc_shared", *args],
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_a_slice_added_from_an_empty_folder_joins_the_overlay_the_probe_and_the_matrix(
+    tmp_path: Path,
+) -> None:
+    project, site = tmp_path / "project", tmp_path / "site"
+    site.mkdir()
+    _write(project / "noxfile.py", "")
+    core = Path("rfc_registry_core", "src", "rfc_registry_core", "patches")
+    series = installed_torch_base().series_dir_name
+    _write(project / core / series / "series", (REPO / core / series / "series").read_text())
+    for patch in (REPO / core / series).glob("*.patch"):
+        (project / core / series / patch.name).write_bytes(patch.read_bytes())
+
+    # 1. The folder and its pyproject.toml; 2. the declaration; installed.
+    demo = project / "rfc_demo"
+    _write(demo / "pyproject.toml", PYPROJECT)
+    _write(demo / "src" / "rfc_demo" / "__init__.py", DECLARATION)
+    install_project_folder(demo, site)
+
+    # 3. The series: workspace, a commit, refresh (which writes the first series).
+    workspace = tmp_path / "ws"
+    _command(project, site, "workspace", "demo", "--dest", str(workspace))
+    guard = workspace / TARGET
+    guard.write_text(guard.read_text() + "\nDEMO_SLICE_APPLIED = True\n")
+    authoring.git(workspace, "commit", "-qam", "[dynamo] Mark the demo", identity=True)
+    written = _command(project, site, "refresh", "demo", "--workspace", str(workspace))
+    assert "0001-dynamo-Mark-the-demo.patch" in written
+    assert (demo / "src" / "rfc_demo" / "patches" / series / "series").is_file()
+
+    # 4. Its probes; installed again, with the series.
+    _write(demo / "src" / "rfc_demo" / "probes.py", PROBES)
+    install_project_folder(demo, site)
+
     done = run_python(
         """
         import json
@@ -68,7 +121,7 @@ def test_an_installed_slice_joins_the_overlay_the_probe_and_the_matrix(tmp_path:
         }))
         """,
         slices="demo",
-        env={"PYTHONPATH": str(tmp_path)},
+        env={"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])},
     )
     found = last_json(done)
     assert found["served"] == ["registry_core", "demo"]

@@ -7,6 +7,7 @@ import difflib
 import json
 import linecache
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -76,6 +77,37 @@ def write_distribution(site: Path, name: str, entry_points: str, modules: dict[s
         f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n", encoding="utf-8"
     )
     (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+
+
+def install_project_folder(folder: Path, site: Path) -> None:
+    """What ``pip install <folder>`` puts in ``site`` for a slice folder
+    (``src/<package>/`` and a ``pyproject.toml`` with hatchling's layout),
+    read from its ``pyproject.toml`` (name, version, dependencies, entry
+    points), without building a wheel; installing again replaces it."""
+    import tomllib
+
+    with (folder / "pyproject.toml").open("rb") as f:
+        project = tomllib.load(f)["project"]
+    for package in (folder / "src").iterdir():
+        shutil.rmtree(site / package.name, ignore_errors=True)
+        shutil.copytree(package, site / package.name)
+    info = site / f"{project['name'].replace('-', '_')}-{project['version']}.dist-info"
+    shutil.rmtree(info, ignore_errors=True)
+    info.mkdir(parents=True)
+    requires = "".join(f"Requires-Dist: {r}\n" for r in project.get("dependencies", ()))
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
+        + requires,
+        encoding="utf-8",
+    )
+    groups = project.get("entry-points", {})
+    (info / "entry_points.txt").write_text(
+        "".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in points.items())
+            for group, points in groups.items()
+        ),
+        encoding="utf-8",
+    )
 
 
 def pristine(path: str) -> str:
