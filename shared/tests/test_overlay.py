@@ -188,25 +188,30 @@ def test_activating_after_torch_was_imported_is_refused(tmp_path: Path) -> None:
     assert activation.overlay is None
 
 
-CACHE_DIRS = """
-    import json, torch
+def test_cache_directories_differ_between_stock_and_overlaid(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, as_in_a_fresh_interpreter: None
+) -> None:
     from torch._inductor.runtime.cache_dir_utils import cache_dir, triton_cache_dir
-    print(json.dumps([cache_dir(), triton_cache_dir(0)]))
-"""
 
+    def chosen_by_torch() -> list[str]:
+        found = [cache_dir(), triton_cache_dir(0)]
+        monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)  # cache_dir() sets it
+        return found
 
-def test_cache_directories_differ_between_stock_and_overlaid(tmp_path: Path) -> None:
-    unset: dict[str, str | None] = {"TORCHINDUCTOR_CACHE_DIR": None, "TRITON_CACHE_DIR": None}
-    stock = last_json(run_python(CACHE_DIRS, slices="none", env=unset))
-    overlaid = last_json(run_python(CACHE_DIRS, slices="registry_core", env=unset))
-    assert stock[0] != overlaid[0] and stock[1] != overlaid[1]
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    added = format_patch("torch/_dynamo/rfc_added_6.py", None, "VALUE = 6\n")
+    activation = Activation(Roster([write_slice(tmp_path, "adds", [added])]))
+    stock = chosen_by_torch()
+    with activation.activated(["adds"]):
+        overlaid = chosen_by_torch()
+    assert stock != overlaid and stock == chosen_by_torch()
     assert "_rfc-" in overlaid[0] and overlaid[1].startswith(overlaid[0])
 
     chosen = str(tmp_path / "mine")
-    user = last_json(
-        run_python(CACHE_DIRS, slices="registry_core", env={"TORCHINDUCTOR_CACHE_DIR": chosen})
-    )
-    assert user[0] == chosen
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", chosen)
+    with activation.activated(["adds"]):
+        assert cache_dir() == chosen
+    assert os.environ["TORCHINDUCTOR_CACHE_DIR"] == chosen
 
 
 def test_subprocesses_get_the_same_overlay() -> None:
