@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from gpu_report import merge, render
+from gpu_report import merge, pool, render
 from gpu_workloads import (
     HOST_PROFILE_CALLS,
     WORKLOAD_DEVICES,
@@ -768,6 +768,12 @@ def main(argv: list[str] | None = None) -> int:
         help="print the tables of results saved with --json (merged in order); no GPU needed",
     )
     parser.add_argument(
+        "--pool",
+        action="store_true",
+        help="with --render: the files time the same rows in more processes (one run split "
+        "across calls): pool each row's processes instead of keeping the last file's",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="run each workload once on the CPU at small sizes, untimed (no GPU needed)",
@@ -787,7 +793,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown sections: {', '.join(unknown)} (known: {', '.join(SECTIONS)})")
     if args.render:
-        print(render(merge(args.render)))
+        print(render(pool(args.render) if args.pool else merge(args.render)))
         return 0
 
     # A child imports torch_acc only to measure acc: a process that imports a

@@ -4,6 +4,7 @@ workload row's spread and verdict, merging the results of several runs."""
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +111,7 @@ def render(results: dict[str, Any]) -> str:
     for name, w in workloads.items():
         if "ratio" in w and verdict(w) != "met":
             for device in WORKLOAD_DEVICES:
-                if device in w:
+                if "profile" in w.get(device, {}):  # a --together run records none
                     lines += [f"\nprofile, {name}, {device} (5 calls):\n```", w[device]["profile"]]
                     lines.append("```")
                     if "host_profile" in w[device]:  # rows measured before it was kept
@@ -181,3 +182,39 @@ def merge(paths: list[Path]) -> dict[str, Any]:
     if rows:
         merged["workloads"] = {name: rows[name] for name in WORKLOADS if name in rows}
     return merged
+
+
+def pool(paths: list[Path]) -> dict[str, Any]:
+    """Runs that timed the same workload rows in more processes (one
+    measurement split across calls of one machine), as one: each row's
+    processes pooled per device, in the runs' order, and its medians and
+    ratio taken again. A row that failed in any run stays failed.
+
+    Raises:
+        ValueError: if the runs name different machines or versions.
+    """
+    runs = [json.loads(path.read_text(encoding="utf-8")) for path in paths]
+    versions = {json.dumps(run["versions"], sort_keys=True) for run in runs}
+    if len(versions) > 1:
+        raise ValueError(f"the runs were made on different machines or versions: {versions}")
+    rows: dict[str, Any] = {}
+    for run in runs:
+        for name, row in run.get("workloads", {}).items():
+            pooled = rows.setdefault(name, {})
+            if "error" in pooled:
+                continue
+            if "error" in row:
+                rows[name] = {"error": row["error"]}
+                continue
+            for device in WORKLOAD_DEVICES:
+                first = pooled.setdefault(device, {**row[device], "ms_by_process": []})
+                first["ms_by_process"] += row[device].get("ms_by_process", [row[device]["ms"]])
+    for row in rows.values():
+        if "error" not in row:
+            for device in WORKLOAD_DEVICES:
+                row[device]["ms"] = statistics.median(row[device]["ms_by_process"])
+            row["ratio"] = row["cuda"]["ms"] / row["acc"]["ms"]
+    return {
+        "versions": runs[0]["versions"],
+        "workloads": {name: rows[name] for name in WORKLOADS if name in rows},
+    }
