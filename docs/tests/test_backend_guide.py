@@ -13,12 +13,10 @@ same bytes, is not compiled twice.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -26,7 +24,6 @@ import pytest
 DOCS = Path(__file__).resolve().parents[1]
 PAGE = DOCS / "backend-guide.md"
 EXAMPLES = DOCS / "examples"
-SITE = DOCS / "_build" / "examples"
 DIRECTIVE = re.compile(r"```\{literalinclude\} examples/(?P<path>\S+)\n(?P<options>(?::.*\n)*)```")
 CASES = ["pointwise True", "mlp True", "softmax True"]
 
@@ -56,7 +53,9 @@ def test_every_example_file_is_shown_whole() -> None:
 
 
 @pytest.fixture(scope="module")
-def checks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str, str]]:
+def checks(
+    tmp_path_factory: pytest.TempPathFactory, minimal: SimpleNamespace
+) -> dict[str, tuple[int, str, str]]:
     """The files the page shows, in a fresh folder, built; then check.py on
     each backend, in two processes side by side: package -> (returncode,
     stdout, stderr)."""
@@ -64,25 +63,10 @@ def checks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[int, str
     for path in shown():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(EXAMPLES / path, root / path)
-    subprocess.run([sys.executable, root / "install.py", SITE], check=True)
-    env = {k: v for k, v in os.environ.items() if k != "TORCH_RFC_BACKEND"}
-    env.update(PYTHONPATH=str(SITE), TRITON_INTERPRET="1", TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
-    running = {
-        # -P: the packages come from SITE, as built, not from beside check.py.
-        package: subprocess.Popen(
-            [sys.executable, "-P", root / "check.py", package],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for package in ("minimal_host", "minimal_gpu")
-    }
-    results = {}
-    for package, process in running.items():
-        out, err = process.communicate(timeout=600)
-        results[package] = (process.returncode, out, err)
-    return results
+    minimal.build(root)
+    return minimal.side_by_side(
+        {p: [str(root / "check.py"), p] for p in ("minimal_host", "minimal_gpu")}
+    )
 
 
 @pytest.mark.parametrize(

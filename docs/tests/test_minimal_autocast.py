@@ -10,17 +10,10 @@ The examples are built as the guide's own tests build them, into the same folder
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-
-DOCS = Path(__file__).resolve().parents[1]
-EXAMPLES = DOCS / "examples"
-SITE = DOCS / "_build" / "examples"
 
 LOWER_PRECISION = ["mm", "matmul", "linear", "addmm"]
 FP32 = ["mse_loss", "l1_loss", "binary_cross_entropy_with_logits", "cdist"]
@@ -63,27 +56,15 @@ print(json.dumps({
 
 
 @pytest.fixture(scope="module")
-def found() -> dict[str, dict]:
+def found(minimal: SimpleNamespace) -> dict[str, dict]:
     """package -> where ("cpu", "eager", "compiled") -> op -> dtype; the two
     backends in two processes side by side."""
-    subprocess.run([sys.executable, EXAMPLES / "install.py", SITE], check=True)
-    env = {k: v for k, v in os.environ.items() if k != "TORCH_RFC_BACKEND"}
-    env.update(PYTHONPATH=str(SITE), TRITON_INTERPRET="1", TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
-    running = {
-        # -P: the packages come from SITE, as built.
-        package: subprocess.Popen(
-            [sys.executable, "-P", "-c", CHECK, package],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for package in ("minimal_host", "minimal_gpu")
-    }
+    minimal.build()
     results = {}
-    for package, process in running.items():
-        out, err = process.communicate(timeout=600)
-        assert process.returncode == 0, err[-3000:]
+    for package, (returncode, out, err) in minimal.side_by_side(
+        {p: ["-c", CHECK, p] for p in ("minimal_host", "minimal_gpu")}
+    ).items():
+        assert returncode == 0, err[-3000:]
         results[package] = json.loads(out.strip().splitlines()[-1])
     return results
 

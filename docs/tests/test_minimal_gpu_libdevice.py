@@ -10,18 +10,13 @@ own tests build them (``test_backend_guide.py``), into the same folder.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-
-DOCS = Path(__file__).resolve().parents[1]
-EXAMPLES = DOCS / "examples"
-SITE = DOCS / "_build" / "examples"
 
 # The checks themselves are the kit's, shared with the other backend's tests.
 CHECKS = """
@@ -40,15 +35,13 @@ except Exception as e:
 """
 
 
-def run(code: str) -> subprocess.CompletedProcess[str]:
+def run(minimal: SimpleNamespace, code: str) -> subprocess.CompletedProcess[str]:
     """``code`` in a fresh interpreter with mgpu built, kernels interpreted, no compile cache."""
-    subprocess.run([sys.executable, EXAMPLES / "install.py", SITE], check=True)
-    env = {k: v for k, v in os.environ.items() if k != "TORCH_RFC_BACKEND"}
-    env.update(PYTHONPATH=str(SITE), TRITON_INTERPRET="1", TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
+    minimal.build()
     # -P: the packages come from SITE, as built.
     return subprocess.run(
         [sys.executable, "-P", "-c", code],
-        env=env,
+        env=minimal.environment(),
         capture_output=True,
         text=True,
         timeout=600,
@@ -56,8 +49,8 @@ def run(code: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def checks() -> dict[str, Any]:
-    done = run(CHECKS)
+def checks(minimal: SimpleNamespace) -> dict[str, Any]:
+    done = run(minimal, CHECKS)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -74,8 +67,8 @@ def test_each_function_of_the_module_is_called_by_a_check(checks: dict[str, Any]
     assert {"erf", "tanh", "pow", "exp", "exp2", "rsqrt"} <= set(checks["defined"])
 
 
-def test_a_function_the_module_lacks_fails_by_name() -> None:
-    done = run(MISSING)
+def test_a_function_the_module_lacks_fails_by_name(minimal: SimpleNamespace) -> None:
+    done = run(minimal, MISSING)
     assert done.stdout.strip().splitlines()[-1:] == [
         'InterpreterError: AttributeError("libdevice.lgamma is not in '
         "minimal_gpu_triton.libdevice, the libdevice of mgpu's kernels under Triton's interpreter: "

@@ -19,18 +19,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from rfc_shared import selection
 
 
-DOCS = Path(__file__).resolve().parents[1]
-EXAMPLES = DOCS / "examples"
-SITE = DOCS / "_build" / "examples"
 CELLS = "lazy_reg.device_module_hook,rfc1.is_gpu"
 
 # What a vendor writes who defines the hook beside the Inductor registration.
@@ -38,51 +33,38 @@ RIGHT_HOOK = "    from minimal_common.interface import HostInterface\n"
 WRONG_HOOK = "    from .inductor import register  # imports torch._inductor\n" + RIGHT_HOOK
 
 
-def probe(package: str, *pythonpath: Path) -> subprocess.Popen[str]:
-    """``python -m rfc_shared.conformance --backend package`` on the cells, every
-    slice applied, started."""
-    env = {k: v for k, v in os.environ.items() if k != "TORCH_RFC_BACKEND"}
-    paths = [*pythonpath, SITE, *filter(None, [env.get("PYTHONPATH")])]
-    env.update(
-        {
-            selection.ENV: "all",
-            "PYTHONPATH": os.pathsep.join(map(str, paths)),
-            "TRITON_INTERPRET": "1",
-        }
-    )
-    command = ["-m", "rfc_shared.conformance", "--backend", package, "--probes", CELLS]
-    # -P: the packages come from the folders named, as built.
-    return subprocess.Popen(
-        [sys.executable, "-P", *command], env=env, stdout=subprocess.PIPE, text=True
-    )
-
-
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """The probe's text report on mhost, mgpu and a copy of mhost with the
-    wrong hook: name -> report. Two processes at a time."""
-    subprocess.run([sys.executable, EXAMPLES / "install.py", SITE], check=True)
+def reports(tmp_path_factory: pytest.TempPathFactory, minimal: SimpleNamespace) -> dict[str, str]:
+    """The probe's text report on the cells, every slice applied, on mhost,
+    mgpu and a copy of mhost with the wrong hook: name -> report."""
+    minimal.build()
     wrong = tmp_path_factory.mktemp("wrong_hook")
-    shutil.copytree(SITE / "minimal_host", wrong / "minimal_host")
+    shutil.copytree(minimal.site / "minimal_host", wrong / "minimal_host")
     device = wrong / "minimal_host" / "device.py"
     text = device.read_text(encoding="utf-8")
     assert RIGHT_HOOK in text
     device.write_text(text.replace(RIGHT_HOOK, WRONG_HOOK), encoding="utf-8")
-    jobs = {
-        "minimal_host": ("minimal_host",),
-        "minimal_gpu": ("minimal_gpu",),
-        "wrong_hook": ("minimal_host", wrong),
-    }
-    found: dict[str, str] = {}
-    running: dict[str, subprocess.Popen[str]] = {}
-    for name, args in jobs.items():
-        if len(running) == 2:
-            first = next(iter(running))
-            found[first] = running.pop(first).communicate(timeout=300)[0]
-        running[name] = probe(*args)
-    for name, process in running.items():
-        found[name] = process.communicate(timeout=300)[0]
-    return found
+    envs = {}
+    for name, first in [("minimal_host", []), ("minimal_gpu", []), ("wrong_hook", [wrong])]:
+        # The probe's own packages as this process has them; the wrong copy first.
+        path = [*first, minimal.site, *filter(None, [os.environ.get("PYTHONPATH")])]
+        envs[name] = {
+            **minimal.environment(),
+            selection.ENV: "all",
+            "PYTHONPATH": os.pathsep.join(map(str, path)),
+        }
+    probe = ["-m", "rfc_shared.conformance", "--probes", CELLS, "--backend"]
+    found = minimal.side_by_side(
+        {
+            "minimal_host": [*probe, "minimal_host"],
+            "minimal_gpu": [*probe, "minimal_gpu"],
+            "wrong_hook": [*probe, "minimal_host"],
+        },
+        envs,
+    )
+    for name, (returncode, _, err) in found.items():
+        assert returncode == 0, f"{name}: {err[-3000:]}"
+    return {name: out for name, (_, out, _) in found.items()}
 
 
 def statuses(report: str) -> dict[str, str]:
