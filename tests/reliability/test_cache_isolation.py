@@ -5,9 +5,11 @@ Inductor's cache keys hash torch's files on disk, which the overlay leaves as
 they are, so only the cache directory keeps the overlays apart. The proof
 plants a stale artifact: after each column compiles a function, every
 generated module in that column's cache is rewritten to return a wrong
-answer. A column that reads another column's cache gets the wrong answer;
-rerunning each column at the end shows that the planted artifacts are real
-(each column does read its own).
+answer. A column that reads another column's cache gets the wrong answer.
+Each column's process then compiles the function again from its cache on
+disk, which shows that the planted artifacts are real (each column does read
+its own); a fresh process of the first and the last column at the end shows
+that a later process reads them too.
 """
 
 from __future__ import annotations
@@ -20,15 +22,22 @@ from rfc_shared.testing.helpers import last_json, run_python
 
 # A matrix product: Inductor's generated module calls ATen's kernel, so no C++
 # kernel (nor the precompiled header, rebuilt under each TMPDIR) is compiled.
+# The second compile forgets what the process loaded (Dynamo's code, Inductor's
+# modules in memory) and reads the cache on disk, after the plant.
 COMPILE = """
 import json, torch
+from pathlib import Path
 from torch._inductor.runtime.cache_dir_utils import cache_dir
-x = torch.arange(4.0).reshape(2, 2)
-out = torch.compile(lambda x: torch.mm(x, x))(x)
-print(json.dumps([cache_dir(), out.flatten().tolist()]))
-"""
+from torch._inductor.utils import clear_caches
 
-PLANT = """
+x = torch.arange(4.0).reshape(2, 2)
+
+def compile_and_run():
+    torch._dynamo.reset()
+    clear_caches()
+    return torch.compile(lambda x: torch.mm(x, x))(x).flatten().tolist()
+
+PLANT = '''
 
 _planted_call = call
 
@@ -37,31 +46,35 @@ def call(args):  # planted: a stale artifact with a wrong answer
     result = _planted_call(args)
     result[0].fill_(-7.0)
     return result
+'''
+
+def plant():
+    planted = 0
+    for path in Path(cache_dir()).rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        if "def call(" in text and "planted" not in text:
+            path.write_text(text + PLANT, encoding="utf-8")
+            planted += 1
+    return planted
+
+first = compile_and_run()
+planted = plant() if PLANTING else 0
+again = compile_and_run() if PLANTING else first
+print(json.dumps([cache_dir(), first, planted, again]))
 """
 
 RIGHT = [2.0, 3.0, 6.0, 11.0]
 PLANTED = [-7.0] * 4
 
 
-def _compile(column: str, tmp: Path) -> tuple[str, list[float]]:
+def _compile(column: str, tmp: Path, plant: bool) -> tuple[str, list[float], int, list[float]]:
     env = {
         "TORCH_RFC_SLICES": column,
         "TMPDIR": str(tmp),  # every default cache directory lives under it
         "TORCHINDUCTOR_CACHE_DIR": None,
         "TRITON_CACHE_DIR": None,
     }
-    cache, out = last_json(run_python(COMPILE, env=env))
-    return cache, out
-
-
-def _plant(cache: str) -> int:
-    planted = 0
-    for path in Path(cache).rglob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        if "def call(" in text and "planted" not in text:
-            path.write_text(text + PLANT, encoding="utf-8")
-            planted += 1
-    return planted
+    return last_json(run_python(f"PLANTING = {plant}\n{COMPILE}", env=env))
 
 
 def _columns() -> list[str]:
@@ -75,11 +88,13 @@ def test_a_stale_artifact_of_one_column_is_never_read_by_another(tmp_path: Path)
     columns = _columns()
     caches: dict[str, str] = {}
     for column in columns:
-        cache, out = _compile(column, tmp_path)
+        cache, out, planted, again = _compile(column, tmp_path, plant=True)
         assert out == RIGHT, f"{column} read a planted artifact of {list(caches)}"
         assert cache not in caches.values(), f"{column} shares a cache directory"
         assert os.path.commonpath([cache, str(tmp_path)]) == str(tmp_path)
         caches[column] = cache
-        assert _plant(cache) >= 1, f"nothing generated in {cache}"
-    for column in columns:  # the plants work: each column reads its own cache
-        assert _compile(column, tmp_path)[1] == PLANTED, column
+        assert planted >= 1, f"nothing generated in {cache}"
+        assert again == PLANTED, f"{column} did not read its own cache"
+    for column in (columns[0], columns[-1]):  # and a later process reads it
+        cache, out, _, _ = _compile(column, tmp_path, plant=False)
+        assert (cache, out) == (caches[column], PLANTED), column
