@@ -19,6 +19,7 @@ from pathlib import Path
 
 CLASSES = {"host": "host class (`mhost`)", "gpu": "GPU class (`mgpu`)"}
 EDGES = ("stock", "stacked")
+SYMBOLS = {"pass": "pass", "fail": "FAIL", "error": "ERROR", "n/a": "n/a"}
 
 
 def slice_columns(record: dict) -> list[str]:
@@ -30,61 +31,67 @@ def slice_columns(record: dict) -> list[str]:
     return seen
 
 
-def added_by(cells: dict[str, str], columns: list[str]) -> str:
+def first_pass(cells: dict[str, str], columns: list[str]) -> str | None:
+    """The first one-slice column that passes a site, else ``stacked`` if it
+    passes there (a follow-up's site), else None."""
+    found = next((c for c in columns if cells.get(c) == "pass"), None)
+    return found or ("stacked" if cells.get("stacked") == "pass" else None)
+
+
+def answer(cells: dict[str, str], columns: list[str]) -> str:
     """What a site is on stock torch and, where it does not pass there, the
     first column that passes it."""
     stock = cells.get("stock")
-    if stock == "pass":
-        return "pass"
-    if stock == "n/a" and all(s == "n/a" for s in cells.values()):
-        return "n/a"
-    first = next((c for c in columns if cells.get(c) == "pass"), None)
-    if first is None:
-        first = "stacked" if cells.get("stacked") == "pass" else None
-    stock_word = {"fail": "FAIL", "error": "ERROR"}.get(stock or "", stock or "-")
-    return f"{stock_word}, `{first}` passes" if first else f"{stock_word} in every column"
+    if stock in ("pass", "n/a"):
+        return stock
+    first = first_pass(cells, columns)
+    word = SYMBOLS.get(stock or "", "-")
+    return f"{word}: `{first}`" if first else f"{word} in every column"
 
 
 def render(host: dict, gpu: dict) -> str:
+    """The tables, in Markdown, from the two matrices' records."""
     records = {"host": host, "gpu": gpu}
     columns = slice_columns(host)
-    probes = list(host["probes"])
     lines = [
         f"Probed on torch {host['torch']}: each site's answer on stock torch and, where it does "
-        "not pass there, the first slice column that passes it (the slice with the slices it "
-        "requires).",
+        "not pass there, the first slice column that passes it (that slice with the slices it "
+        "requires; `stacked`: a follow-up's site).",
         "",
         f"| site | {CLASSES['host']} | {CLASSES['gpu']} |",
         "|---|---|---|",
     ]
-    for probe in probes:
-        cells = [added_by(records[k]["probes"].get(probe, {}), columns) for k in CLASSES]
+    for probe in host["probes"]:
+        cells = [answer(records[k]["probes"].get(probe, {}), columns) for k in CLASSES]
         lines.append(f"| `{probe}` | {cells[0]} | {cells[1]} |")
     lines += [
         "",
-        "What each slice adds to stock torch, alone with what it requires:",
+        "What each slice adds, in stack order, to stock torch and the slices before it:",
         "",
         f"| slice | {CLASSES['host']} | {CLASSES['gpu']} |",
         "|---|---|---|",
     ]
-    for column in columns:
+    for column in [*columns, "stacked"]:
         cells = []
         for k in CLASSES:
             gained = [
-                p
-                for p, c in records[k]["probes"].items()
-                if c.get(column) == "pass" and c.get("stock") != "pass"
+                probe
+                for probe, c in records[k]["probes"].items()
+                if c.get("stock") not in ("pass", "n/a") and first_pass(c, columns) == column
             ]
             cells.append(", ".join(f"`{p}`" for p in gained) or "nothing")
         lines.append(f"| `{column}` | {cells[0]} | {cells[1]} |")
-    reasons = []
+    lines += ["", "Compiling the corpus on stock torch, in the probe's words:", ""]
+    for k, name in CLASSES.items():
+        cells = records[k]["probes"].get("rfc3.e2e_compile", {})
+        why = records[k].get("evidence", {}).get("rfc3.e2e_compile", {}).get("stock", "")
+        lines.append(f"- {name}: {SYMBOLS.get(cells.get('stock', ''), '-')}: {why}")
+    lines += ["", "Where a site is `n/a` with every slice applied, why:", ""]
     for k, name in CLASSES.items():
         for probe, cells in records[k]["probes"].items():
             if cells.get("stacked") == "n/a":
                 why = records[k].get("evidence", {}).get(probe, {}).get("stacked", "")
-                reasons.append(f"- {name}, `{probe}`: {why}")
-    if reasons:
-        lines += ["", "Where a site is `n/a` with every slice applied, why:", "", *reasons]
+                lines.append(f"- {name}, `{probe}`: {why}")
     return "\n".join(lines) + "\n"
 
 
