@@ -2,14 +2,15 @@
 
 - :mod:`.workflow`: ``workspace`` (a git tree with the series as commits),
   ``refresh`` (commits back to a series), porting to another base,
-  ``check_series``, ``export`` and ``materialize``.
+  ``export`` and ``materialize``.
+- :mod:`.series_check`: ``check_series``, each series applied to its base.
 - :mod:`.pristine`: the pristine ``.py`` sources of a torch release.
 """
 
+from .series_check import check_series
 from .workflow import (
     AuthoringError,
     PortConflictError,
-    check_series,
     duplicate_definitions,
     export,
     from_source,
