@@ -365,15 +365,30 @@ def _pytest(session: nox.Session, py: str, *args: str, slices: str) -> None:
         str(ROOT / "pyproject.toml"),
         "--rootdir",
         str(ROOT),
-        # Most tests wait on a child interpreter (a fresh overlay, a compile):
-        # one worker per core keeps the cores busy.
         "--numprocesses",
-        str(os.cpu_count() or 1),
+        str(_workers(args)),
         *args,
         *session.posargs,
         external=True,
         env={**COMPILE_ENV, SLICES_VAR: slices},
     )
+
+
+def _workers(args: tuple[str, ...]) -> int:
+    """Most tests wait on a child interpreter (a fresh overlay, a compile): one
+    worker per core keeps the cores busy. A run that hands out whole files
+    (``--dist loadfile``) gets no more workers than it has files, and none of
+    its own for one file: a worker beyond that only imports torch and
+    collects the tests."""
+    cores = os.cpu_count() or 1
+    if "loadfile" not in args:
+        return cores
+    files = sum(
+        1 if path.is_file() else sum(1 for _ in path.rglob("test_*.py"))
+        for path in map(Path, args)
+        if path.exists()
+    )
+    return min(cores, files) if files > 1 else 0
 
 
 def _test_dirs(folders: list[Path]) -> list[str]:
