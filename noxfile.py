@@ -121,7 +121,15 @@ def engine(session: nox.Session) -> None:
 def acc(session: nox.Session) -> None:
     """The reference backend torch_acc: eager, its compile pieces, stock torch's baseline."""
     py = prepare_environment(session)
-    _pytest(session, py, *_test_dirs([ACC]), slices="all")
+    # The slowest files first (the benchmark's workloads, stock torch's corpus
+    # compiles, the interpreted libdevice checks: a minute or more each in
+    # Triton's interpreter): started early, they are no tail a worker waits on.
+    slowest = ["test_workloads.py", "test_stock_baseline.py", "test_interpreted_libdevice.py"]
+    tests = sorted(
+        (ACC / "tests").glob("test_*.py"),
+        key=lambda p: (slowest.index(p.name) if p.name in slowest else len(slowest), p.name),
+    )
+    _pytest(session, py, *map(str, tests), slices="all")
 
 
 def _slice_session(name: str) -> None:
