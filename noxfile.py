@@ -480,8 +480,18 @@ def _stacked(session: nox.Session, base: Base) -> None:
     # The engine's and acc's tests run in their own sessions (acc's stacked
     # already). The reliability suite whole on the primary base; on a backport,
     # what can differ between bases: built-in devices compile as on stock.
-    reliability = RELIABILITY if base == PRIMARY else RELIABILITY / "test_invariance.py"
-    _pytest(session, py, *_own_slice_tests(base), str(reliability), slices="all")
+    # Its longest tests first (cache isolation compiles in a process per column,
+    # one after another; invariance compiles the corpus on each side): started
+    # early, they are no tail a pytest worker waits on.
+    if base == PRIMARY:
+        first = ["test_cache_isolation.py", "test_invariance.py"]
+        reliability = sorted(
+            RELIABILITY.glob("test_*.py"),
+            key=lambda p: (first.index(p.name) if p.name in first else len(first), p.name),
+        )
+    else:
+        reliability = [RELIABILITY / "test_invariance.py"]
+    _pytest(session, py, *map(str, reliability), *_own_slice_tests(base), slices="all")
     # The tests the patches carry, and upstream's tests of its landed decisions,
     # as upstream runs them: no out-of-tree backend.
     carried = _upstream_tests(session, py, "all")
