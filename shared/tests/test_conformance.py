@@ -174,6 +174,11 @@ def test_evidence_advice_is_read_from_the_other_columns() -> None:
             "rfc1": {"status": "fail", "evidence": "still no"},
             "stacked": {"status": "pass", "evidence": "yes"},
         },
+        "rfc1.is_cpu": {
+            "rfc2": {"status": "fail", "evidence": "no"},
+            "rfc1": {"status": "pass", "evidence": "yes"},
+            "stacked": {"status": "pass", "evidence": "yes"},
+        },
         "rfc3.e2e_compile": {"stacked": {"status": "error", "evidence": "Boom: x"}},
         "rfc3.second_device": {
             "stock": {"status": "fail", "evidence": "on acc:0"},
@@ -203,6 +208,10 @@ def test_evidence_advice_is_read_from_the_other_columns() -> None:
         "passes in the stacked column: apply "
     )
     assert "rfc2," not in advice_of("FAIL rfc1.is_gpu [rfc2]: no")  # rfc2 is there already
+    # On top of rfc2 only the stacked column passes; rfc1 alone, with fewer slices, passes too.
+    assert advice_of("FAIL rfc1.is_cpu [rfc2]: no").endswith(
+        "The rfc1 column passes with fewer: registry_core, rfc1."
+    )
     assert advice_of("FAIL rfc3.second_device [stock]: on acc:0").startswith(
         "passes in the rfc1 column: apply "
     )

@@ -58,7 +58,13 @@ def advice(
     larger = sorted((c for c in passing if slices_of(c) > have), key=lambda c: len(slices_of(c)))
     if larger:
         missing = ", ".join(sorted(slices_of(larger[0]) - have))
-        return f"passes in the {larger[0]} column: apply {missing} as well."
+        text = f"passes in the {larger[0]} column: apply {missing} as well."
+        # A column with fewer slices, though not all of this one's, may pass too.
+        fewest = min(passing, key=lambda c: len(slices_of(c)))
+        if len(slices_of(fewest)) < len(slices_of(larger[0])) and not slices_of(fewest) <= have:
+            fewer = ", ".join(sorted(slices_of(fewest)))
+            text += f" The {fewest} column passes with fewer: {fewer}."
+        return text
     smaller = [c for c in passing if slices_of(c) < have]
     if smaller:
         added = ", ".join(sorted(have - slices_of(smaller[0])))
