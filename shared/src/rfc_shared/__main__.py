@@ -131,11 +131,11 @@ def _check_surface(args: argparse.Namespace) -> int:
 def _lint_series(args: argparse.Namespace) -> int:
     from .authoring import project_root, source_slices
     from .authoring.lint import lint_slice
-    from .overlay.base import torch_package_dir
+    from .overlay.base import installed_torch_base, torch_package_dir
 
     root = project_root()
     roster = installed()
-    names = args.slices.split(",") if args.slices else roster.names()
+    names = args.slices.split(",") if args.slices else roster.on(installed_torch_base()).names()
     failed = 0
     for name in names:
         problems = lint_slice(source_slices(root, name, roster), torch_package_dir())

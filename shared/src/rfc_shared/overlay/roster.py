@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from .. import selection
 from .base import TorchBase
-from .slices import ENTRY_POINT_GROUP, ProcessState, Slice, SliceError
+from .slices import ENTRY_POINT_GROUP, Slice, SliceError
 
 
 class DeclarationError(SliceError):
@@ -290,12 +290,6 @@ class Roster:
                 f"probe {probe!r} is registered by {package}.probes, whose slices are "
                 f"{', '.join(own) or 'none'}: name it <slice>.<site> after one of them"
             )
-
-    def process_state(self, names: Iterable[str] | None = None) -> list[ProcessState]:
-        """The process-global state the slices (default: all) declare, for
-        the conformance kit's registry snapshot."""
-        wanted = self._slices if names is None else set(names)
-        return [state for s in self if s.name in wanted for state in s.process_state]
 
     # Construction helpers.
 
