@@ -72,7 +72,9 @@ def _upstream_tests(args: argparse.Namespace) -> int:
 
 
 def installed() -> Roster:
-    """The installed slices, read once for the command."""
+    """The installed slices (``overlay.roster.installed``, cached for the
+    process), imported when a command needs them so that ``--help`` and the
+    commands that need none stay light."""
     from .overlay.roster import installed as installed_roster
 
     return installed_roster()
