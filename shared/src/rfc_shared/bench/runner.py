@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import json
 import os
@@ -9,11 +10,15 @@ import platform
 import statistics
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from .cases import SMOKE, Case, Side
+from .cases import SMOKE, SMOKE_CACHES, Case, Side
+
+
+INDUCTOR_CACHE = "TORCHINDUCTOR_CACHE_DIR"
 
 
 class BenchError(RuntimeError):
@@ -35,7 +40,9 @@ class SideResult:
 
 
 def measure(side: Side, env: dict[str, str] | None = None) -> float:
-    full_env = {**os.environ, **(env or {}), **side.env}
+    """Seconds (or the case's unit) ``side`` prints, run in a fresh
+    interpreter; ``env`` goes over the side's own variables."""
+    full_env = {**os.environ, **side.env, **(env or {})}
     done = subprocess.run(
         [sys.executable, "-c", side.code], capture_output=True, text=True, env=full_env
     )
@@ -54,17 +61,25 @@ def run_case(
     """Measures ``case``: a warm-up pair, then ``rounds`` interleaved A/B pairs.
 
     With ``smoke``, one pair on the least work that runs each side's code
-    (:data:`~rfc_shared.bench.cases.SMOKE`), no warm-up: its figures mean nothing,
-    it shows that the case still runs.
+    (:data:`~rfc_shared.bench.cases.SMOKE`), no warm-up, compiled kernels
+    shared between the sides (:data:`~rfc_shared.bench.cases.SMOKE_CACHES`, in
+    the Inductor cache directory the environment names, else a temporary
+    one): its figures mean nothing, it shows that the case still runs.
     """
-    env = {SMOKE: "1"} if smoke else None
-    a, b = SideResult(case.a.label, []), SideResult(case.b.label, [])
-    if not smoke:
-        measure(case.a), measure(case.b)  # warm caches (bytecode, Inductor) on both sides
-    for number in range(1, rounds + 1):
-        progress(f"{case.name}: round {number}/{rounds}")
-        a.samples.append(measure(case.a, env))
-        b.samples.append(measure(case.b, env))
+    with contextlib.ExitStack() as stack:
+        env = None
+        if smoke:
+            cache = os.environ.get(INDUCTOR_CACHE) or stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="rfc-bench-smoke-")
+            )
+            env = {SMOKE: "1", **SMOKE_CACHES, INDUCTOR_CACHE: cache}
+        a, b = SideResult(case.a.label, []), SideResult(case.b.label, [])
+        if not smoke:
+            measure(case.a), measure(case.b)  # warm caches (bytecode, Inductor) on both sides
+        for number in range(1, rounds + 1):
+            progress(f"{case.name}: round {number}/{rounds}")
+            a.samples.append(measure(case.a, env))
+            b.samples.append(measure(case.b, env))
     ratio = a.stats["median"] / b.stats["median"]
     if case.ratio == "speed":
         ratio = 1 / ratio
