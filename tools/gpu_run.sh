@@ -15,7 +15,8 @@
 #   5. benchmarks compiled acc vs compiled cuda and prints the table last;
 #   with STEPS naming "traces", first records a profiler trace of each row of
 #   TRACE_WORKLOADS (texts of row names separated by |, each naming one row) on each
-#   device, cuda's while torch_acc builds, and prints their GPU kernels side by side
+#   device, one process at a time with the GPU otherwise idle (upstream's tests wait),
+#   and prints their GPU kernels and launch configurations side by side
 #   (RESULTS_DIR/traces/, traces.md); with STEPS naming "warm", compiles the benchmark's
 #   selected rows in the background while the tests run (warm.log), so that a later
 #   call's benchmark on the same machine finds the compile caches full.
@@ -60,9 +61,25 @@ if compgen -G "$WHEELHOUSE/transformers-*.whl" >/dev/null; then
   pip_install transformers || step "transformers could not be installed: its rows will fail"
 fi
 STEPS=${STEPS:-tests upstream bench}
-# Upstream's tests need no backend: they run while torch_acc builds.
+# The rows to trace, each recorded alone on the GPU after torch_acc is built:
+# a kernel's first call autotunes it, and a choice timed beside other GPU work
+# is noise that the cache then keeps (trace_workload.py drops earlier choices).
+trace_rows=()
+record_trace() {  # DEVICE INDEX: one row's trace on one device, in a process of its own
+  (if [ "$1" = cuda ]; then unset TORCH_ACC_MODE; fi
+   cd "$RESULTS" && $PY "$ROOT/torch_acc/benchmarks/trace_workload.py" record "$1" \
+    "${trace_rows[$2]}" "traces/row$2-$1.json.gz" >"traces/row$2-$1.log" 2>&1 \
+    || echo "record $1 failed" >>"traces/row$2-$1.log")
+}
+if [[ " ${STEPS:-} " == *" traces "* ]]; then
+  IFS='|' read -ra trace_rows <<<"${TRACE_WORKLOADS:?STEPS has traces: name the rows in TRACE_WORKLOADS}"
+  mkdir -p "$RESULTS/traces"
+fi
+# Upstream's tests need no backend: they run while torch_acc builds, or, where
+# traces are recorded, once they are (the traces want the GPU alone).
 upstream_pid=
-if [[ " $STEPS " == *" upstream "* ]]; then
+start_upstream() {
+  [[ " $STEPS " == *" upstream "* ]] || return 0
   landed=$($PY -c 'from rfc_shared.overlay.base import installed_torch_base as b; print(b().landed_tests_dir)')
   step "upstream's CUDA tests ($landed/test/inductor), stock and stacked side by side, in the background"
   # Interrupted at the time limit, pytest still writes the report of what it ran.
@@ -75,22 +92,8 @@ if [[ " $STEPS " == *" upstream "* ]]; then
     ) &
     upstream_pid="$upstream_pid $!"
   done
-fi
-# The rows to trace: cuda's need no backend, so they record while torch_acc builds.
-trace_rows=()
-trace_pids=
-record_trace() {  # DEVICE INDEX: one row's trace on one device, in a process of its own
-  (cd "$RESULTS" && $PY "$ROOT/torch_acc/benchmarks/trace_workload.py" record "$1" \
-    "${trace_rows[$2]}" "traces/row$2-$1.json.gz" >"traces/row$2-$1.log" 2>&1 \
-    || echo "record $1 failed" >>"traces/row$2-$1.log") &
-  trace_pids="$trace_pids $!"
 }
-if [[ " ${STEPS:-} " == *" traces "* ]]; then
-  IFS='|' read -ra trace_rows <<<"${TRACE_WORKLOADS:?STEPS has traces: name the rows in TRACE_WORKLOADS}"
-  mkdir -p "$RESULTS/traces"
-  step "recording cuda's traces of ${#trace_rows[@]} rows in the background"
-  for i in "${!trace_rows[@]}"; do record_trace cuda "$i"; done
-fi
+if [ ${#trace_rows[@]} -eq 0 ]; then start_upstream; fi
 # The extension's sources, as one digest: a reused wheel must have been built from these.
 csrc_digest() { (cd "$ROOT/torch_acc" && find csrc setup.py -type f | LC_ALL=C sort | xargs cat | sha256sum | cut -d' ' -f1); }
 if [ -n "${ACC_WHEEL:-}" ]; then
@@ -121,9 +124,11 @@ $PY -m rfc_shared status --import-torch --expect-closure all | tee overlay.json
 export TORCH_ACC_MODE=cuda
 
 if [ ${#trace_rows[@]} -gt 0 ]; then
-  step "recording acc's traces"
-  for i in "${!trace_rows[@]}"; do record_trace acc "$i"; done
-  wait $trace_pids || true
+  step "recording the traces of ${#trace_rows[@]} rows, one process at a time"
+  for i in "${!trace_rows[@]}"; do
+    record_trace cuda "$i"
+    record_trace acc "$i"
+  done
   for i in "${!trace_rows[@]}"; do
     echo "## ${trace_rows[$i]}"
     echo '```'
@@ -135,6 +140,7 @@ if [ ${#trace_rows[@]} -gt 0 ]; then
   cat traces.md
 fi
 
+if [ ${#trace_rows[@]} -gt 0 ]; then start_upstream; fi
 warm_pid=
 if [[ " $STEPS " == *" warm "* ]]; then
   step "compiling the benchmark's rows in the background (warm.log)"

@@ -530,7 +530,16 @@ def warm_compile_caches(only: str, jobs: int) -> None:
     time, so the timed runs that follow (one process at a time) find
     Inductor's and Triton's on-disk caches full: compiling, not timing, is
     most of a row's cost, and it is the host's, not the GPU's. Failures
-    are left to the timed run to report."""
+    are left to the timed run to report.
+
+    The first call of a compiled kernel also autotunes it (Inductor times a
+    pointwise kernel's two candidate configurations and caches the faster
+    beside the kernel). Timed beside other compiles, or beside whatever else
+    the GPU runs, that choice is noise, and a cached choice is final for
+    every later process: the traces of one run showed the same kernels
+    launched with the other configuration on each device. So the choices
+    these compiles made are dropped, and the first timed process, alone on
+    the GPU, makes them, as a user's first run does."""
     from concurrent.futures import ThreadPoolExecutor
 
     def compile_one(row: tuple[str, str]) -> None:
@@ -541,6 +550,20 @@ def warm_compile_caches(only: str, jobs: int) -> None:
     rows = [(name, device) for name in selected_rows(only) for device in WORKLOAD_DEVICES]
     with ThreadPoolExecutor(jobs) as pool:
         list(pool.map(compile_one, rows))
+    dropped = drop_autotuning_choices()
+    print(f"[bench] dropped {dropped} autotuning choices made while compiling", file=sys.stderr)
+
+
+def drop_autotuning_choices() -> int:
+    """Removes the kernels' cached autotuning choices (``*.best_config``) from
+    the Inductor cache directory the timed processes use (this process's: the
+    same overlay and environment); returns how many."""
+    from torch._inductor.runtime.cache_dir_utils import cache_dir
+
+    choices = list(Path(cache_dir()).rglob("*.best_config"))
+    for choice in choices:
+        choice.unlink()
+    return len(choices)
 
 
 def bench_workloads(

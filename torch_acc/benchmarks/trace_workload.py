@@ -1,7 +1,8 @@
 """Chrome traces of one GPU benchmark workload on one device, and a summary of them.
 
 ``python torch_acc/benchmarks/trace_workload.py record DEVICE ROW OUT.json.gz``: compiles
-the workload ``ROW`` of ``gpu.py`` (a name or a unique part of one) on ``DEVICE`` (``cuda``,
+the workload ``ROW`` of ``gpu.py`` (a name, a unique part of one, or the beginning of one
+name among those it is part of) on ``DEVICE`` (``cuda``,
 or ``acc`` over CUDA memory, with ``TORCH_ACC_MODE=cuda``) in this process alone, times
 three rounds of 20 steps, counts the caching allocator's device allocations over them,
 then records three steps with torch.profiler (CPU and CUDA) into ``OUT.json.gz``. Run it
@@ -19,7 +20,9 @@ same step parts.
 
 ``python torch_acc/benchmarks/trace_workload.py kernels A.json.gz B.json.gz``: the traces'
 GPU kernels by name, side by side (count and device time in each), the names whose time
-differs most first: the work one device does and the other does not.
+differs most first: the work one device does and the other does not; then the kernels
+both launch under one name with other configurations (threads per block, blocks,
+registers per thread): the same kernel, autotuned to another choice.
 """
 
 from __future__ import annotations
@@ -48,6 +51,11 @@ def _row(text: str) -> str:
     if text in gpu_workloads.WORKLOADS:  # an exact name may also be part of another row's
         return text
     matches = gpu_workloads.selected_rows(text)
+    # A row's name may hold another's ("masked attention training step ..."):
+    # the rows the text begins decide between them.
+    beginning = [row for row in matches if row.startswith(text)]
+    if len(matches) > 1 and len(beginning) == 1:
+        return beginning[0]
     if len(matches) != 1:
         raise SystemExit(f"error: {text!r} names {len(matches)} workload rows: {matches}")
     return matches[0]
@@ -56,9 +64,13 @@ def _row(text: str) -> str:
 def record(device: str, row: str, out: Path) -> None:
     """Times ``row`` on ``device`` and writes a gzipped Chrome trace of three steps."""
     import gpu_workloads
+    from gpu import drop_autotuning_choices
     from torch.profiler import ProfilerActivity, profile
 
     name = _row(row)
+    # This process autotunes the row's kernels at their first call, alone on
+    # the GPU, rather than reading choices an earlier, busier process cached.
+    drop_autotuning_choices()
     step = gpu_workloads.compiled_step(name, device)
     started = time.perf_counter()
     step()
@@ -238,7 +250,50 @@ def kernels(paths: list[Path], top: int = 40) -> str:
         for table in tables.values()
     )
     lines.append(f"{'all kernels':80s}  {totals}")
-    return "\n".join(lines)
+    return "\n".join(lines + _launch_differences(paths, top))
+
+
+def _launch(event: dict[str, Any]) -> str:
+    """A kernel launch's configuration: threads per block, blocks, registers
+    per thread."""
+    args = event.get("args", {})
+    threads = 1
+    for extent in args.get("block", []):
+        threads *= extent
+    blocks = 1
+    for extent in args.get("grid", []):
+        blocks *= extent
+    return f"{threads}t x {blocks}b, {args.get('registers per thread', '?')}r"
+
+
+def _launch_differences(paths: list[Path], top: int) -> list[str]:
+    """The kernels the traces launch under the same name with other
+    configurations (each trace's most frequent one): the same generated
+    kernel with another block size or number of warps, chosen when it was
+    compiled (Inductor benchmarks a pointwise kernel's candidate
+    configurations the first time it runs and caches the fastest)."""
+    launches: dict[str, dict[str, collections.Counter[str]]] = {}
+    for path in paths:
+        for e in _events(path):
+            if e.get("cat") == "kernel":
+                per_trace = launches.setdefault(e["name"], {})
+                per_trace.setdefault(path.name, collections.Counter())[_launch(e)] += 1
+    differing = [
+        (name, per_trace)
+        for name, per_trace in launches.items()
+        if len(per_trace) == len(paths)
+        and len({c.most_common(1)[0][0] for c in per_trace.values()}) > 1
+    ]
+    if not differing:
+        return ["same launch configuration for every kernel the traces share"]
+    lines = [
+        f"{len(differing)} kernels launched with other configurations "
+        "(threads per block x blocks, registers per thread; each trace's most frequent):"
+    ]
+    for name, per_trace in sorted(differing)[:top]:
+        cells = "  ".join(f"{c.most_common(1)[0][0]:>24s}" for c in per_trace.values())
+        lines.append(f"{name[:80]:80s}  {cells}")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
