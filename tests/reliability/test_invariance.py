@@ -10,9 +10,10 @@ from rfc_shared.testing.helpers import stock_and_overlaid
 
 # For the model corpus on cpu (see corpus_report_on_cpu), in ``report``, which
 # the script goes on to fill. It follows SNAPSHOT in one script.
+# Forward and backward: floating inputs require grad.
 CORPUS_ON_CPU = """
 from rfc_shared.testing.helpers import corpus_report_on_cpu
-report = corpus_report_on_cpu()
+report = corpus_report_on_cpu(backward=True)
 """
 
 BUILTIN_NAMES = ["cpu", "cuda", "xpu", "mps", "mtia", "tpu", "meta", "hpu", "cuda:0", "xla"]
@@ -165,7 +166,8 @@ print(json.dumps({"before": before, "after": snapshot(), "corpus": report}))
 def test_a_cpu_compile_of_the_corpus_is_stock() -> None:
     """With torch-acc installed and autoload on, compiling the corpus for cpu
     loads no backend, renames nothing and registers nothing a stock torch
-    would not; Dynamo's graphs, Inductor's code and the results are stock's."""
+    would not; Dynamo's graphs, Inductor's code (forward and backward) and the
+    results are stock's."""
     stock, stacked = _both(CORPUS_AND_REGISTRIES, **AUTOLOAD_ON)
     assert stacked["before"] == stock["before"]
     assert stacked["after"] == stock["after"]
@@ -174,6 +176,7 @@ def test_a_cpu_compile_of_the_corpus_is_stock() -> None:
     stock, stacked = stock["corpus"], stacked["corpus"]
     assert stacked.keys() == stock.keys() and len(stock) >= 5
     for case in stock:
+        assert len(stock[case]["inductor"]) >= 2, case  # forward and backward
         for part in ("fx", "inductor", "results"):
             assert stacked[case][part] == stock[case][part], (case, part)
 
