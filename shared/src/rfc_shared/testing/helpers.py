@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -187,29 +188,36 @@ def last_json(done: subprocess.CompletedProcess[str]) -> object:
 KERNEL_CACHE_VAR = "RFC_TEST_KERNEL_CACHE"
 
 
+@contextlib.contextmanager
+def shared_kernel_cache() -> Iterator[dict[str, str]]:
+    """The environment of a child that compiles into the run's shared
+    Inductor cache directory (:data:`KERNEL_CACHE_VAR`; unset, a temporary
+    one for the ``with`` block), the FX graph and AOTAutograd caches off: the
+    child traces, lowers and generates its own code, and reuses only what was
+    compiled from identical source text (C++ kernels and wrapper modules are
+    keyed by a hash of it), whichever test compiled it."""
+    with contextlib.ExitStack() as stack:
+        cache_dir = os.environ.get(KERNEL_CACHE_VAR) or stack.enter_context(
+            tempfile.TemporaryDirectory(prefix="rfc-kernels-")
+        )
+        yield {
+            "TORCHINDUCTOR_CACHE_DIR": cache_dir,
+            "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
+            "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
+        }
+
+
 def stock_and_overlaid(
     code: str, slices: str, env: dict[str, str | None] | None = None
 ) -> tuple[object, object]:
     """``code``'s last JSON line on stock torch and with ``slices`` served,
     each side in a fresh interpreter (``env`` added to both).
 
-    Both sides, and every other call in the run, share one Inductor cache
-    directory (:data:`KERNEL_CACHE_VAR`) with the FX graph and AOTAutograd
-    caches off: each side traces, lowers and generates its own code, and
-    reuses only what was compiled from identical source text (C++ kernels and
-    wrapper modules are keyed by a hash of it). Where the overlaid side's code
-    is stock's it skips the C++ compiler; where it differs, it compiles its
-    own."""
-    with contextlib.ExitStack() as stack:
-        cache_dir = os.environ.get(KERNEL_CACHE_VAR) or stack.enter_context(
-            tempfile.TemporaryDirectory(prefix="rfc-kernels-")
-        )
-        shared = {
-            "TORCHINDUCTOR_CACHE_DIR": cache_dir,
-            "TORCHINDUCTOR_FX_GRAPH_CACHE": "0",
-            "TORCHINDUCTOR_AUTOGRAD_CACHE": "0",
-            **(env or {}),
-        }
+    Both sides compile into the run's :func:`shared_kernel_cache`: where the
+    overlaid side's code is stock's it skips the C++ compiler; where it
+    differs, it compiles its own."""
+    with shared_kernel_cache() as cache:
+        shared = {**cache, **(env or {})}
         stock = last_json(run_python(code, slices="none", env=shared))
         return stock, last_json(run_python(code, slices=slices, env=shared))
 
