@@ -59,7 +59,9 @@ class Patch:
 
 
 def _subject(text: str) -> str:
-    headers = email.parser.HeaderParser().parsestr(text)
+    # The headers end at the first empty line; the parser would read the
+    # whole patch (a third of the time `import torch` spends on the overlay).
+    headers = email.parser.HeaderParser().parsestr(text.split("\n\n", 1)[0])
     raw = headers.get("Subject", "")
     decoded = email.header.make_header(email.header.decode_header(raw))
     subject = " ".join(str(decoded).split())
