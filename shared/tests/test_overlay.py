@@ -385,3 +385,36 @@ def test_a_patch_changes_an_upstream_test_of_a_landed_decision(tmp_path: Path) -
         "test_device_backends.py",
         "test_utils.py",
     ]
+
+
+def test_a_build_is_stored_and_used_again_until_a_pristine_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rfc_shared.overlay import activation
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    base = installed_torch_base()
+    torch_dir = tmp_path / "site" / "torch"
+    (torch_dir / "_dynamo").mkdir(parents=True)
+    (torch_dir / "version.py").write_text(
+        f"__version__ = {base.version!r}\ngit_version = {base.git_version!r}\n"
+    )
+    utils = torch_dir / "_dynamo" / "utils.py"
+    utils.write_text("A = 1\n")
+    change = format_patch("torch/_dynamo/utils.py", "A = 1\n", "A = 2\n")
+    changes = write_slice(tmp_path / "slices", "changes", [change])
+
+    built = Overlay.build([changes], torch_dir)
+    assert built.modules["torch._dynamo.utils"].text == "A = 2\n"
+
+    def applies_nothing(*args: object) -> str:
+        raise AssertionError("applied a hunk again")
+
+    with monkeypatch.context() as m:
+        m.setattr(activation, "apply_hunks", applies_nothing)
+        again = Overlay.build([changes], torch_dir)
+    assert again.files == built.files and again.series_hash == built.series_hash
+
+    utils.write_text("A = 10\n")  # the pristine file changed: build again, and fail
+    with pytest.raises(PatchApplyError, match="hunk #1"):
+        Overlay.build([changes], torch_dir)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import selection
-from . import cachedirs
+from . import buildcache, cachedirs
 from .applier import HunkMismatchError, apply_hunks
 from .base import TorchBase, installed_torch_base, read_torch_base, torch_package_dir
 from .finder import OverlayFinder, forget_sources
@@ -74,6 +74,32 @@ class PatchedFile:
         return ".".join(parts)
 
 
+def _series_hash(base: TorchBase, slices: Sequence[Slice]) -> str:
+    """The overlay's identity: the torch base and each slice's patches, bytes
+    and order (the name of its Inductor cache directory, its stored build)."""
+    digest = hashlib.sha256(f"{base.version}\0{base.git_version}\0".encode())
+    for s in slices:
+        digest.update(f"{s.name}\0".encode())
+        for path in s.series_files(base):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _pristine_path(base: TorchBase, site_dir: Path, path: str) -> Path:
+    """Where ``path``'s pristine file is: upstream tests are not in a torch
+    installation, so a patch creates them or changes one the project keeps
+    for the base."""
+    root = base.landed_tests_dir if path.startswith(TESTS_DIR) else site_dir
+    return root / path
+
+
+def _pristine_of(base: TorchBase, slices: Sequence[Slice], site_dir: Path) -> dict[str, Path]:
+    """The pristine file of each path the slices' series patch."""
+    return {
+        path: _pristine_path(base, site_dir, path) for s in slices for path in s.touched_files(base)
+    }
+
+
 def _module_path_error(path: str) -> str | None:
     if path.startswith(TESTS_DIR):
         return None if path.endswith(".py") else "only .py test files are supported"
@@ -116,8 +142,6 @@ class Overlay:
         torch_dir = torch_package_dir() if torch_dir is None else torch_dir
         site_dir = torch_dir.parent
         base = read_torch_base(torch_dir)
-        digest = hashlib.sha256(f"{base.version}\0{base.git_version}\0".encode())
-        files: dict[str, PatchedFile] = {}
         applied: list[str] = []
         for s in slices:
             missing = [d for d in s.requires if d not in applied]
@@ -126,9 +150,31 @@ class Overlay:
                     f"slice {s.name!r} requires {', '.join(map(repr, missing))}, "
                     "which is not applied before it"
                 )
-            files = cls._apply_slice(s, base, site_dir, files, digest)
             applied.append(s.name)
-        return cls(base, tuple(slices), files, site_dir, digest.hexdigest())
+        series_hash = _series_hash(base, slices)
+        built = cls._built(base, slices, site_dir, series_hash)
+        return cls(base, tuple(slices), built, site_dir, series_hash)
+
+    @classmethod
+    def _built(
+        cls, base: TorchBase, slices: Sequence[Slice], site_dir: Path, series_hash: str
+    ) -> dict[str, PatchedFile]:
+        """The patched files: as an earlier build of the same series on the
+        same sources stored them (:mod:`.buildcache`), else applied now."""
+        stored = buildcache.load(series_hash, site_dir, _pristine_of(base, slices, site_dir))
+        if stored is not None:
+            return {path: PatchedFile(path, *rest) for path, *rest in stored}
+        files: dict[str, PatchedFile] = {}
+        for s in slices:
+            files = cls._apply_slice(s, base, site_dir, files)
+        pristine = {path: _pristine_path(base, site_dir, path) for path in files}
+        buildcache.store(
+            series_hash,
+            site_dir,
+            ((f.path, f.text, f.is_new, f.slices) for f in files.values()),
+            pristine,
+        )
+        return files
 
     @staticmethod
     def _apply_slice(
@@ -136,25 +182,19 @@ class Overlay:
         base: TorchBase,
         site_dir: Path,
         files: Mapping[str, PatchedFile],
-        digest: Any,
     ) -> dict[str, PatchedFile]:
         try:
             series = s.series(base)
         except PatchFormatError as e:
             raise OverlayError(f"slice {s.name!r}: {e}") from e
         staged = dict(files)
-        digest.update(f"{s.name}\0".encode())
         for patch in series:
-            digest.update(patch.raw)
             for diff in patch.files:
                 problem = _module_path_error(diff.path)
                 if problem:
                     raise PatchApplyError(s.name, patch.name, diff.path, problem)
                 current = staged.get(diff.path)
-                # Upstream tests are not in a torch installation: a patch
-                # creates them, or changes one the project keeps for the base.
-                root = base.landed_tests_dir if diff.path.startswith(TESTS_DIR) else site_dir
-                pristine = root / diff.path
+                pristine = _pristine_path(base, site_dir, diff.path)
                 if diff.is_new:
                     if current is not None or pristine.exists():
                         raise PatchApplyError(

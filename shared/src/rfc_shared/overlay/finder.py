@@ -49,7 +49,7 @@ class PatchedSourceLoader(importlib.machinery.SourceFileLoader):
         except (OSError, EOFError, ValueError, TypeError):
             pass
         code = compile(self._source, self.path, "exec", dont_inherit=True)
-        _write_atomic(cached, marshal.dumps(code))
+        write_atomic(cached, marshal.dumps(code))
         return code
 
     def exec_module(self, module: ModuleType) -> None:
@@ -57,7 +57,7 @@ class PatchedSourceLoader(importlib.machinery.SourceFileLoader):
         super().exec_module(module)
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     """Best effort: a read-only or full cache only costs a recompile."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

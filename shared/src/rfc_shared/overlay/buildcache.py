@@ -1,0 +1,79 @@
+"""Keep built overlays on disk, so that ``import torch`` parses and applies a
+series once, not in every interpreter.
+
+Building the stacked overlay parses every patch and applies every hunk (about
+a third of a second); a test run starts hundreds of interpreters with the same
+selection. An entry is keyed by the overlay's series hash (the torch base and
+every patch's bytes), the torch installation and the engine's own code that
+parses and applies, and is used only while each pristine file it was built
+from has the size and modification time it had.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from .finder import bytecode_cache_dir, write_atomic
+
+
+# The engine's modules whose code decides what a build produces.
+_ENGINE_FILES = ("activation.py", "applier.py", "patchfile.py")
+_FORMAT = 1
+
+#: One patched file as stored: path, text, created by a patch, its slices.
+Entry = tuple[str, str, bool, tuple[str, ...]]
+
+
+def cache_dir() -> Path:
+    return bytecode_cache_dir().parent / "overlays"
+
+
+def _key(series_hash: str, site_dir: Path) -> str:
+    engine = hashlib.sha256(f"{_FORMAT}\0{site_dir}\0".encode())
+    here = Path(__file__).parent
+    for name in _ENGINE_FILES:
+        engine.update((here / name).read_bytes())
+    return f"{series_hash[:32]}-{engine.hexdigest()[:32]}"
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+def load(series_hash: str, site_dir: Path, pristine: dict[str, Path]) -> list[Entry] | None:
+    """The files a build with ``series_hash`` produced on ``site_dir``, or
+    None where there is no entry or a pristine file has changed since.
+    ``pristine``: each patched path's pristine file (whether or not it exists)."""
+    try:
+        stored = marshal.loads((cache_dir() / f"{_key(series_hash, site_dir)}.bin").read_bytes())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    files, stamps = stored
+    if {path for path, *_ in files} != set(pristine):
+        return None
+    if any(_stamp(pristine[path]) != stamp for path, stamp in stamps):
+        return None
+    return [(path, text, is_new, tuple(slices)) for path, text, is_new, slices in files]
+
+
+def store(
+    series_hash: str, site_dir: Path, files: Iterable[Entry], pristine: dict[str, Path]
+) -> None:
+    """Best effort: a cache that cannot be written costs the next build."""
+    stamps = [(path, _stamp(source)) for path, source in pristine.items()]
+    data = marshal.dumps(([list(f) for f in files], stamps))
+    write_atomic(cache_dir() / f"{_key(series_hash, site_dir)}.bin", data)
+
+
+def clear() -> None:
+    """Remove every stored overlay (tests; a user may delete the folder)."""
+    for entry in cache_dir().glob("*.bin"):
+        os.unlink(entry)
