@@ -1,0 +1,73 @@
+"""AOTInductor packages on acc (slice aoti): torch.export, then
+aoti_compile_and_package, then aoti_load_package and a run, equal to eager.
+
+Host mode (C++ kernels, acc memory is host memory): acc registers its model
+runner with libtorch (RegisterAOTIModelRunner, csrc/aoti_runner.cpp), and the
+slice gives the generated model acc's device. Each case runs in a fresh
+interpreter, since acc's mode is read once at import.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rfc_shared.testing.helpers import last_json, run_python
+
+
+pytest.importorskip("torch_acc")
+
+PACKAGES = """
+import json, os, tempfile
+import torch
+import torch_acc
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.Linear(16, 32)
+        self.l2 = torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        return self.l2(torch.relu(self.l1(x)))
+
+class PointwiseSoftmax(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.softmax(torch.sin(x) * y + 1, dim=-1)
+
+torch.manual_seed(0)
+report = {}
+with tempfile.TemporaryDirectory() as folder:
+    for name, make, shapes in (
+        ("mlp", MLP, [(4, 16)]),
+        ("pointwise_softmax", PointwiseSoftmax, [(4, 8), (4, 8)]),
+    ):
+        model = make().to("acc").eval()
+        args = tuple(torch.randn(*s, device="acc") for s in shapes)
+        path = torch._inductor.aoti_compile_and_package(
+            torch.export.export(model, args), package_path=os.path.join(folder, name + ".pt2")
+        )
+        runs = {}
+        for index in (0, 1):
+            on = torch.device("acc", index)
+            loaded = torch._inductor.aoti_load_package(path, device_index=index)
+            moved = model.to(on)
+            inputs = tuple(a.to(on) for a in args)
+            got = loaded(*inputs)
+            want = moved(*inputs)
+            runs[str(index)] = {
+                "device": str(got.device),
+                "equal": bool(torch.allclose(got.cpu(), want.cpu(), atol=1e-5, rtol=1e-5)),
+            }
+        report[name] = runs
+print(json.dumps(report))
+"""
+
+
+@pytest.mark.slice("aoti")
+def test_aoti_packages_build_load_and_run_on_acc_like_eager() -> None:
+    done = run_python(PACKAGES, env={"TORCH_ACC_MODE": "host"})
+    report = last_json(done)
+    want = {str(i): {"device": f"acc:{i}", "equal": True} for i in (0, 1)}
+    assert report == {"mlp": want, "pointwise_softmax": want}, json.dumps(report)
