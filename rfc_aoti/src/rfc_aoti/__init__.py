@@ -14,8 +14,10 @@ from rfc_shared.overlay.slices import Slice
 SLICE = Slice(
     name="aoti",
     package=__name__,
-    requires=("registry_core", "rfc1", "rfc3"),
-    stack_after=(),
+    # cpp_wrapper_headers: a C++ wrapper of a device PyTorch ships no header for
+    # (aoti_include/<device>.h) compiles only with it.
+    requires=("registry_core", "rfc1", "rfc3", "cpp_wrapper_headers"),
+    stack_after=("backend_feature", "fast_allocator", "registration_errors"),
     title="AOTInductor packages build, load and run on a PrivateUse1 backend",
     issue="#189998",
     summary=(
