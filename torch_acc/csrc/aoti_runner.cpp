@@ -11,11 +11,14 @@
 // streams reach the model through its device string and the stream handle of
 // run(); the generated model maps them (AOTInductor's codegen for a
 // PrivateUse1 device).
+#include "acc.h"
+
 #include <c10/core/DeviceGuard.h>
 #include <torch/csrc/inductor/aoti_runner/model_container_runner.h>
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace torch_acc {
 namespace {
@@ -30,6 +33,20 @@ class AccModelContainerRunner : public torch::inductor::AOTIModelContainerRunner
       bool run_single_threaded)
       : AOTIModelContainerRunner(
             model_so_path, num_models, device_str, bin_dir, run_single_threaded) {}
+
+ protected:
+  // As libtorch's CUDA runner does with CUDA's: without a stream from the
+  // caller, the model runs on acc's current stream (over CUDA memory a CUDA
+  // stream; in host mode a handle the model, built without a GPU runtime,
+  // does not read).
+  std::vector<at::Tensor> run_impl(
+      std::vector<AtenTensorHandle>& input_handles,
+      void* stream_handle) override {
+    if (stream_handle == nullptr) {
+      stream_handle = reinterpret_cast<void*>(raw_stream(current_device()));
+    }
+    return AOTIModelContainerRunner::run_impl(input_handles, stream_handle);
+  }
 };
 
 std::unique_ptr<torch::inductor::AOTIModelContainerRunner> create_runner(
