@@ -60,6 +60,7 @@ def _c_shims() -> str:
         "DeviceOpOverrides.has_c_shim does not exist: generated C++ calls "
         f"aoti_torch_{name}_<op> for every ATen fallback",
     )
+    common.init_backend_registration()  # the backend's _inductor_backend_init()
     wrapper = _cpp_wrapper_cpu()
     asked = {"mm_out": "at::mm_out", "addmm_out": "at::addmm_out", "topk": "at::_ops::topk::call"}
     try:
