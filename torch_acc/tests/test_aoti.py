@@ -1,10 +1,11 @@
 """AOTInductor packages on acc (slice aoti): torch.export, then
 aoti_compile_and_package, then aoti_load_package and a run, equal to eager.
 
-Host mode (C++ kernels, acc memory is host memory): acc registers its model
-runner with libtorch (RegisterAOTIModelRunner, csrc/aoti_runner.cpp), and the
-slice gives the generated model acc's device. Each case runs in a fresh
-interpreter, since acc's mode is read once at import.
+Host mode (C++ kernels, acc memory is host memory) in CI; over CUDA memory
+(Triton kernels compiled to cubins) where tools/gpu_run.sh runs this file. acc
+registers its model runner with libtorch (RegisterAOTIModelRunner,
+csrc/aoti_runner.cpp), and the slice gives the generated model acc's device.
+Each case runs in a fresh interpreter, since acc's mode is read once at import.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 from rfc_shared.testing.helpers import last_json, run_python
 
 
-pytest.importorskip("torch_acc")
+torch_acc = pytest.importorskip("torch_acc")
 
 PACKAGES = """
 import json, os, tempfile, zipfile
@@ -60,7 +61,7 @@ with tempfile.TemporaryDirectory() as folder:
                 archive.read(n).decode() for n in archive.namelist() if n.endswith("wrapper.cpp")
             )
         runs = {"proxy_executor": "aoti_torch_proxy_executor_call_function" in source}
-        for index in (0, 1):
+        for index in range(min(2, torch.acc.device_count())):
             on = torch.device("acc", index)
             loaded = torch._inductor.aoti_load_package(path, device_index=index)
             moved = model.to(on)
@@ -76,11 +77,25 @@ print(json.dumps(report))
 """
 
 
+# Over CUDA memory only where tools/gpu_run.sh runs it: CUDA usable and acc
+# built with its CUDA extension.
+CUDA = pytest.param(
+    "cuda",
+    marks=pytest.mark.skipif(
+        not torch_acc._mode._cuda_usable(), reason="acc over CUDA memory needs CUDA"
+    ),
+)
+
+
 @pytest.mark.slice("aoti")
-def test_aoti_packages_build_load_and_run_on_acc_like_eager() -> None:
-    done = run_python(PACKAGES, env={"TORCH_ACC_MODE": "host"})
+@pytest.mark.parametrize("mode", ["host", CUDA])
+def test_aoti_packages_build_load_and_run_on_acc_like_eager(mode: str) -> None:
+    done = run_python(PACKAGES, env={"TORCH_ACC_MODE": mode, "TRITON_INTERPRET": None})
     report = last_json(done)
-    want = {str(i): {"device": f"acc:{i}", "equal": True} for i in (0, 1)}
+    # Host mode has two acc devices; over CUDA memory, one per GPU (two at most).
+    indices = ["0", "1"] if mode == "host" else [k for k in report["mlp"] if k.isdigit()]
+    assert indices, json.dumps(report)
+    want = {i: {"device": f"acc:{i}", "equal": True} for i in indices}
     assert report == {
         "mlp": {**want, "proxy_executor": False},
         "pointwise_softmax": {**want, "proxy_executor": False},
