@@ -39,7 +39,7 @@ const c10::impl::DeviceGuardImplInterface& cuda_guard() {
   return *impl;
 }
 
-c10::Allocator& cuda_allocator() {
+c10::DeviceAllocator& cuda_allocator() {
   // The first acc tensor of a process may come before any CUDA one: CUDA's
   // lazy initialization (its caching allocator among it) runs here then, as
   // it would for a first cuda tensor. call_once inside; cheap afterwards.
@@ -48,8 +48,11 @@ c10::Allocator& cuda_allocator() {
 }
 
 // CUDA's caching allocator, with the blocks labelled as acc memory: the same
-// fast path and the same pool as cuda tensors.
-struct AccAllocator final : c10::Allocator {
+// fast path and the same pool as cuda tensors. A DeviceAllocator, as
+// torch.accelerator's memory functions require of the accelerator's
+// allocator (AOTInductor's packaging calls torch.accelerator.empty_cache()):
+// its cache, streams and statistics are CUDA's.
+struct AccAllocator final : c10::DeviceAllocator {
   c10::DataPtr allocate(size_t nbytes) override {
     c10::DataPtr data = cuda_allocator().allocate(nbytes);
     data.unsafe_set_device(as_acc(data.device()));
@@ -62,6 +65,34 @@ struct AccAllocator final : c10::Allocator {
 
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     cuda_allocator().copy_data(dest, src, count);
+  }
+
+  bool initialized() override {
+    return cuda_allocator().initialized();
+  }
+
+  void emptyCache(c10::MempoolId_t mempool_id) override {
+    cuda_allocator().emptyCache(mempool_id);
+  }
+
+  void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override {
+    cuda_allocator().recordStream(ptr, as_cuda(stream));
+  }
+
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
+    return cuda_allocator().getDeviceStats(device);
+  }
+
+  void resetAccumulatedStats(c10::DeviceIndex device) override {
+    cuda_allocator().resetAccumulatedStats(device);
+  }
+
+  void resetPeakStats(c10::DeviceIndex device) override {
+    cuda_allocator().resetPeakStats(device);
+  }
+
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
+    return cuda_allocator().getMemoryInfo(device);
   }
 };
 

@@ -1,6 +1,10 @@
 // Aligned host memory, accounted per acc device.
 #include "../acc.h"
 
+#include <c10/core/CachingDeviceAllocator.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <unordered_map>
@@ -18,6 +22,7 @@ struct Block {
 std::mutex blocks_mutex;
 std::unordered_map<void*, Block> blocks;
 int64_t allocated[kDeviceCount] = {};
+int64_t peak[kDeviceCount] = {};
 
 void release(void* ptr) {
   if (ptr == nullptr) {
@@ -33,7 +38,11 @@ void release(void* ptr) {
   std::free(ptr);
 }
 
-struct AccAllocator final : c10::Allocator {
+// A DeviceAllocator, as torch.accelerator's memory functions require of the
+// accelerator's allocator (AOTInductor's packaging calls
+// torch.accelerator.empty_cache()): acc caches nothing, so there is nothing to
+// release and no stream to record; its statistics are the bytes allocated.
+struct AccAllocator final : c10::DeviceAllocator {
   c10::DataPtr allocate(size_t nbytes) override {
     const auto device = current_device();
     void* ptr = nullptr;
@@ -48,6 +57,7 @@ struct AccAllocator final : c10::Allocator {
       std::lock_guard<std::mutex> lock(blocks_mutex);
       blocks.emplace(ptr, Block{nbytes, device});
       allocated[device] += static_cast<int64_t>(nbytes);
+      peak[device] = std::max(peak[device], allocated[device]);
     }
     return {ptr, ptr, &release, c10::Device(c10::DeviceType::PrivateUse1, device)};
   }
@@ -58,6 +68,44 @@ struct AccAllocator final : c10::Allocator {
 
   void copy_data(void* dest, const void* src, std::size_t count) const override {
     default_copy_data(dest, src, count);
+  }
+
+  bool initialized() override {
+    return true;
+  }
+
+  void emptyCache(c10::MempoolId_t /*mempool_id*/) override {}
+
+  void recordStream(const c10::DataPtr& /*ptr*/, c10::Stream /*stream*/) override {}
+
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+    c10::CachingDeviceAllocator::DeviceStats stats;
+    std::lock_guard<std::mutex> lock(blocks_mutex);
+    for (auto* stat : {&stats.allocated_bytes, &stats.reserved_bytes, &stats.active_bytes}) {
+      auto& aggregate = (*stat)[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
+      aggregate.current = allocated[device];
+      aggregate.peak = peak[device];
+    }
+    return stats;
+  }
+
+  void resetAccumulatedStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+  }
+
+  void resetPeakStats(c10::DeviceIndex device) override {
+    check_device_index(device);
+    std::lock_guard<std::mutex> lock(blocks_mutex);
+    peak[device] = allocated[device];
+  }
+
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
+    check_device_index(device);
+    const auto page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    return {
+        static_cast<size_t>(sysconf(_SC_AVPHYS_PAGES)) * page,
+        static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * page};
   }
 };
 

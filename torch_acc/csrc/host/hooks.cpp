@@ -70,10 +70,12 @@ struct AccHooks final : at::PrivateUse1HooksInterface {
     return make_generator(device_index < 0 ? current_device() : device_index);
   }
 
+  // acc memory is host memory: a host pointer acc did not allocate (a blob
+  // wrapped with from_blob, as an AOTInductor model's constants are) is on the
+  // current acc device.
   at::Device getDeviceFromPtr(void* data) const override {
     auto index = device_of_pointer(data);
-    TORCH_CHECK(index.has_value(), "acc: pointer ", data, " was not allocated by acc");
-    return c10::Device(c10::DeviceType::PrivateUse1, *index);
+    return c10::Device(c10::DeviceType::PrivateUse1, index.value_or(current_device()));
   }
 
   void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {

@@ -8,6 +8,26 @@ from .. import _C
 from .._mode import is_gpu_mode
 
 
+# The C shims acc's C++ wrappers call, its peer's (_cpp_wrapper_over in
+# wrapper.py): those of the extern kernels Inductor calls through a shim only
+# (matmuls, convolution). Every other ATen fallback is called through
+# AOTInductor's proxy executor, or the dispatcher with cpp_wrapper=True, where
+# acc's own kernels serve it (slice aoti; DeviceOpOverrides.has_c_shim). The
+# overrideable fused attention keeps its peer's shim: neither runtime lookup
+# returns its int outputs (max_q, max_k), and the shim fails naming the op.
+_PEER_SHIMS = frozenset(
+    {
+        "mm_out",
+        "addmm_out",
+        "bmm_out",
+        "baddbmm_out",
+        "_int_mm_out",
+        "convolution",
+        "_scaled_dot_product_fused_attention_overrideable",
+    }
+)
+
+
 class AccDeviceOpOverrides(DeviceOpOverrides):
     def import_get_raw_stream_as(self, name: str) -> str:
         return f"from torch_acc._inductor.runtime import get_raw_stream as {name}"
@@ -35,6 +55,9 @@ class AccDeviceOpOverrides(DeviceOpOverrides):
 
     def uses_gpu_cpp_wrapper(self) -> bool:
         return is_gpu_mode()
+
+    def has_c_shim(self, name: str) -> bool:
+        return name in _PEER_SHIMS
 
 
 # What a C++ wrapper for CUDA kernels needs, which acc over CUDA memory takes

@@ -228,6 +228,39 @@ print(statistics.median(compile_once() for _ in range(1 if os.environ.get({SMOKE
 """
 
 
+def _package_or_compiled(kind: str) -> str:
+    """Seconds per call of an MLP with a softmax on acc, run from an
+    AOTInductor package (``kind`` "aoti": export, package, load) or compiled
+    by torch.compile ("compile"); the median of 5 repeats after a warm-up."""
+    return f"""
+import os, statistics, tempfile, time, torch, torch_acc
+torch.set_num_threads(1)
+torch.manual_seed(0)
+model = torch.nn.Sequential(
+    torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 256), torch.nn.Softmax(-1)
+).to("acc").eval()
+x = torch.randn(64, 256, device="acc")
+if {kind!r} == "aoti":
+    folder = tempfile.mkdtemp()
+    path = torch._inductor.aoti_compile_and_package(
+        torch.export.export(model, (x,)), package_path=os.path.join(folder, "mlp.pt2")
+    )
+    fn = torch._inductor.aoti_load_package(path)
+else:
+    fn = torch.compile(model)
+number = 2 if os.environ.get({SMOKE!r}) else 200
+times = []
+with torch.no_grad():
+    fn(x)
+    for _ in range(5):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn(x)
+        times.append((time.perf_counter() - start) / number)
+print(statistics.median(times))
+"""
+
+
 STOCK = {"TORCH_RFC_SLICES": "none"}
 STACKED = {"TORCH_RFC_SLICES": "all", "TRITON_INTERPRET": "1"}
 # Compile times with every Inductor cache off: a warm cache would time a lookup.
@@ -363,6 +396,14 @@ CASES: dict[str, Case] = {
             Side("torch_acc", ACC_AFTER_TORCH, {"TORCH_RFC_SLICES": "lazy_reg"}),
             Side("torch", TORCH_IMPORT, {"TORCH_RFC_SLICES": "lazy_reg"}),
             goal="A < 0.010",
+        ),
+        Case(
+            "aoti_vs_compile_acc",
+            "one call of an MLP with a softmax on acc in host mode, one thread: from an "
+            "AOTInductor package (slice aoti) vs compiled by torch.compile, stacked",
+            Side("aoti", _package_or_compiled("aoti"), STACKED_HOST),
+            Side("compile", _package_or_compiled("compile"), STACKED_HOST),
+            goal="report",
         ),
         Case(
             "softmax_pattern",
