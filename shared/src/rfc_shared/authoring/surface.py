@@ -16,7 +16,6 @@ kind and default. Annotations are not compared: a base's spelling
 from __future__ import annotations
 
 import ast
-import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,9 +138,9 @@ def added_surface(stack: Sequence[Slice], base: TorchBase, torch_dir: Path) -> d
     backports = tuple(p for p in series if p.subject.startswith(BACKPORT_PREFIX))
     own = tuple(p for p in series if p not in backports)
     # Overlay.build() checks a stack; these are parts of one slice's series.
-    digest, site_dir = hashlib.sha256(), torch_dir.parent
-    before = Overlay._apply_slice(_Part(target.name, backports), base, site_dir, before, digest)  # type: ignore[arg-type]
-    after = Overlay._apply_slice(_Part(target.name, own), base, site_dir, before, digest)  # type: ignore[arg-type]
+    site_dir = torch_dir.parent
+    before = Overlay._apply_slice(_Part(target.name, backports), base, site_dir, before)  # type: ignore[arg-type]
+    after = Overlay._apply_slice(_Part(target.name, own), base, site_dir, before)  # type: ignore[arg-type]
     paths = sorted({d.path for p in own for d in p.files if d.path.startswith("torch/")})
     old, new = _surface(before, paths, site_dir), _surface(after, paths, site_dir)
     return {key: value for key, value in new.items() if old.get(key) != value}
