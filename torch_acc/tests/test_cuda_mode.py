@@ -86,12 +86,12 @@ def test_the_corpus_compiles_on_acc_and_matches_cuda(case) -> None:
     assert_same(case, got, want)
 
 
-def test_compiled_autograd_on_acc_matches_cuda(tmp_path, monkeypatch) -> None:
+def test_compiled_autograd_on_acc_matches_cuda(tmp_path) -> None:
     from torch._dynamo.utils import counters
 
-    monkeypatch.setattr(torch._dynamo.config, "compiled_autograd", True)
     counters.clear()
-    got = compiled_autograd_steps("acc")
+    with torch._dynamo.config.patch(compiled_autograd=True):  # see test_workloads.py
+        got = compiled_autograd_steps("acc")
     assert counters["compiled_autograd"]["captures"] >= 1
     # cuda's backward runs in a process that never loads acc (docs: "One
     # accelerator per process").

@@ -248,13 +248,17 @@ def test_the_gpu_benchmarks_workloads_compile_on_acc_and_match_cpu(case) -> None
     assert_same(case, run(case, "acc", {"backend": "inductor"}), run(case, "cpu"))
 
 
-def test_compiled_autograd_on_acc_matches_cpu(monkeypatch) -> None:
+def test_compiled_autograd_on_acc_matches_cpu() -> None:
     from torch._dynamo.utils import counters
 
-    # Set as users set it: read when the backward() call's frame resumes.
-    monkeypatch.setattr(torch._dynamo.config, "compiled_autograd", True)
+    # Read when the backward() call's frame resumes. config.patch, not
+    # monkeypatch: after monkeypatch's undo (which sets the old value back as a
+    # user override), an AOTInductor export in the same process (test_aoti.py)
+    # left the entry hidden, and every later torch.compile there failed with
+    # "torch._dynamo.config.compiled_autograd does not exist".
     counters.clear()
-    got = compiled_autograd_steps("acc")
+    with torch._dynamo.config.patch(compiled_autograd=True):
+        got = compiled_autograd_steps("acc")
     # The backward ran through compiled autograd, not the eager engine.
     assert counters["compiled_autograd"]["captures"] >= 1
     torch._dynamo.reset()
