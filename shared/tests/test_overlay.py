@@ -415,6 +415,10 @@ def test_a_build_is_stored_and_used_again_until_a_pristine_file_changes(
         again = Overlay.build([changes], torch_dir)
     assert again.files == built.files and again.series_hash == built.series_hash
 
+    for entry in (tmp_path / "cache").rglob("overlays/*.bin"):
+        entry.write_bytes(b"not an overlay")  # unreadable: built again
+    assert Overlay.build([changes], torch_dir).files == built.files
+
     utils.write_text("A = 10\n")  # the pristine file changed: build again, and fail
     with pytest.raises(PatchApplyError, match="hunk #1"):
         Overlay.build([changes], torch_dir)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -29,6 +28,7 @@ Entry = tuple[str, str, bool, tuple[str, ...]]
 
 
 def cache_dir() -> Path:
+    """Where built overlays are kept, beside the patched modules' bytecode."""
     return bytecode_cache_dir().parent / "overlays"
 
 
@@ -54,14 +54,14 @@ def load(series_hash: str, site_dir: Path, pristine: dict[str, Path]) -> list[En
     ``pristine``: each patched path's pristine file (whether or not it exists)."""
     try:
         stored = marshal.loads((cache_dir() / f"{_key(series_hash, site_dir)}.bin").read_bytes())
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    files, stamps = stored
-    if {path for path, *_ in files} != set(pristine):
-        return None
-    if any(_stamp(pristine[path]) != stamp for path, stamp in stamps):
-        return None
-    return [(path, text, is_new, tuple(slices)) for path, text, is_new, slices in files]
+        files, stamps = stored
+        if {path for path, *_ in files} != set(pristine):
+            return None
+        if any(_stamp(pristine[path]) != stamp for path, stamp in stamps):
+            return None
+        return [(path, text, is_new, tuple(slices)) for path, text, is_new, slices in files]
+    except (OSError, EOFError, ValueError, TypeError, KeyError):
+        return None  # no entry, or one this code cannot read: build
 
 
 def store(
@@ -71,9 +71,3 @@ def store(
     stamps = [(path, _stamp(source)) for path, source in pristine.items()]
     data = marshal.dumps(([list(f) for f in files], stamps))
     write_atomic(cache_dir() / f"{_key(series_hash, site_dir)}.bin", data)
-
-
-def clear() -> None:
-    """Remove every stored overlay (tests; a user may delete the folder)."""
-    for entry in cache_dir().glob("*.bin"):
-        os.unlink(entry)
