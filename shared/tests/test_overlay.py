@@ -419,6 +419,12 @@ def test_a_build_is_stored_and_used_again_until_a_pristine_file_changes(
         entry.write_bytes(b"not an overlay")  # unreadable: built again
     assert Overlay.build([changes], torch_dir).files == built.files
 
+    from rfc_shared.overlay import buildcache
+
+    monkeypatch.setattr(buildcache, "KEPT", 1)
+    Overlay.build([], torch_dir)  # another selection's build: the oldest entry goes
+    assert len(list((tmp_path / "cache").rglob("overlays/*.bin"))) == 1
+
     utils.write_text("A = 10\n")  # the pristine file changed: build again, and fail
     with pytest.raises(PatchApplyError, match="hunk #1"):
         Overlay.build([changes], torch_dir)

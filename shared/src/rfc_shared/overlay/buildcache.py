@@ -22,6 +22,8 @@ from .finder import bytecode_cache_dir, write_atomic
 # The engine's modules whose code decides what a build produces.
 _ENGINE_FILES = ("activation.py", "applier.py", "patchfile.py")
 _FORMAT = 1
+#: How many built overlays are kept.
+KEPT = 32
 
 #: One patched file as stored: path, text, created by a patch, its slices.
 Entry = tuple[str, str, bool, tuple[str, ...]]
@@ -71,3 +73,15 @@ def store(
     stamps = [(path, _stamp(source)) for path, source in pristine.items()]
     data = marshal.dumps(([list(f) for f in files], stamps))
     write_atomic(cache_dir() / f"{_key(series_hash, site_dir)}.bin", data)
+    _prune()
+
+
+def _prune() -> None:
+    """Keep the :data:`KEPT` most recently written entries: each selection,
+    torch and engine version writes one (the stack, a few megabytes)."""
+    try:
+        entries = sorted(cache_dir().glob("*.bin"), key=lambda e: e.stat().st_mtime_ns)
+        for entry in entries[:-KEPT]:
+            entry.unlink()
+    except OSError:
+        pass  # another process pruned first
