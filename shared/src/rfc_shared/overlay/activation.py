@@ -93,13 +93,6 @@ def _pristine_path(base: TorchBase, site_dir: Path, path: str) -> Path:
     return root / path
 
 
-def _pristine_of(base: TorchBase, slices: Sequence[Slice], site_dir: Path) -> dict[str, Path]:
-    """The pristine file of each path the slices' series patch."""
-    return {
-        path: _pristine_path(base, site_dir, path) for s in slices for path in s.touched_files(base)
-    }
-
-
 def _module_path_error(path: str) -> str | None:
     if path.startswith(TESTS_DIR):
         return None if path.endswith(".py") else "only .py test files are supported"
@@ -161,13 +154,16 @@ class Overlay:
     ) -> dict[str, PatchedFile]:
         """The patched files: as an earlier build of the same series on the
         same sources stored them (:mod:`.buildcache`), else applied now."""
-        stored = buildcache.load(series_hash, site_dir, _pristine_of(base, slices, site_dir))
+
+        def pristine(path: str) -> Path:
+            return _pristine_path(base, site_dir, path)
+
+        stored = buildcache.load(series_hash, site_dir, pristine)
         if stored is not None:
             return {path: PatchedFile(path, *rest) for path, *rest in stored}
         files: dict[str, PatchedFile] = {}
         for s in slices:
             files = cls._apply_slice(s, base, site_dir, files)
-        pristine = {path: _pristine_path(base, site_dir, path) for path in files}
         buildcache.store(
             series_hash,
             site_dir,

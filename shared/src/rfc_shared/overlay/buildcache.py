@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import marshal
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .finder import bytecode_cache_dir, write_atomic
@@ -50,29 +50,29 @@ def _stamp(path: Path) -> tuple[int, int] | None:
     return stat.st_mtime_ns, stat.st_size
 
 
-def load(series_hash: str, site_dir: Path, pristine: dict[str, Path]) -> list[Entry] | None:
+def load(series_hash: str, site_dir: Path, pristine: Callable[[str], Path]) -> list[Entry] | None:
     """The files a build with ``series_hash`` produced on ``site_dir``, or
     None where there is no entry or a pristine file has changed since.
-    ``pristine``: each patched path's pristine file (whether or not it exists)."""
+    ``pristine``: a patched path's pristine file (which may not exist). The
+    series hash fixes which paths the series patch, so the entry's are
+    those."""
     try:
         stored = marshal.loads((cache_dir() / f"{_key(series_hash, site_dir)}.bin").read_bytes())
         files, stamps = stored
-        if {path for path, *_ in files} != set(pristine):
-            return None
-        if any(_stamp(pristine[path]) != stamp for path, stamp in stamps):
+        if any(_stamp(pristine(path)) != stamp for path, stamp in stamps):
             return None
         return [(path, text, is_new, tuple(slices)) for path, text, is_new, slices in files]
-    except (OSError, EOFError, ValueError, TypeError, KeyError):
+    except (OSError, EOFError, ValueError, TypeError):
         return None  # no entry, or one this code cannot read: build
 
 
 def store(
-    series_hash: str, site_dir: Path, files: Iterable[Entry], pristine: dict[str, Path]
+    series_hash: str, site_dir: Path, files: Iterable[Entry], pristine: Callable[[str], Path]
 ) -> None:
     """Best effort: a cache that cannot be written costs the next build."""
-    stamps = [(path, _stamp(source)) for path, source in pristine.items()]
-    data = marshal.dumps(([list(f) for f in files], stamps))
-    write_atomic(cache_dir() / f"{_key(series_hash, site_dir)}.bin", data)
+    files = [list(f) for f in files]
+    stamps = [(path, _stamp(pristine(path))) for path, *_ in files]
+    write_atomic(cache_dir() / f"{_key(series_hash, site_dir)}.bin", marshal.dumps((files, stamps)))
     _prune()
 
 
