@@ -15,10 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ..overlay.cachedirs import ENV_INDUCTOR
 from .cases import SMOKE, SMOKE_CACHES, Case, Side
-
-
-INDUCTOR_CACHE = "TORCHINDUCTOR_CACHE_DIR"
 
 
 class BenchError(RuntimeError):
@@ -69,10 +67,10 @@ def run_case(
     with contextlib.ExitStack() as stack:
         env = None
         if smoke:
-            cache = os.environ.get(INDUCTOR_CACHE) or stack.enter_context(
+            cache = os.environ.get(ENV_INDUCTOR) or stack.enter_context(
                 tempfile.TemporaryDirectory(prefix="rfc-bench-smoke-")
             )
-            env = {SMOKE: "1", **SMOKE_CACHES, INDUCTOR_CACHE: cache}
+            env = {SMOKE: "1", **SMOKE_CACHES, ENV_INDUCTOR: cache}
         a, b = SideResult(case.a.label, []), SideResult(case.b.label, [])
         if not smoke:
             measure(case.a), measure(case.b)  # warm caches (bytecode, Inductor) on both sides
